@@ -1,0 +1,3 @@
+"""corobench: a verified, repeatable benchmark suite for concurrency runtimes."""
+
+__version__ = "0.1.0"

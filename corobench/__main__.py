@@ -1,0 +1,3 @@
+from corobench.cli import main
+
+main()

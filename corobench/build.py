@@ -1,0 +1,117 @@
+"""Incremental builds: run a manifest's build command when its inputs changed, keep the log.
+
+The build state (a fingerprint of the inputs per implementation and whether the last build
+worked) lives in <results>/build-state.json so that `list` can say "build failed" and `run`
+skips an unchanged build in milliseconds.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from corobench.discover import SKIP_DIRS
+from corobench.manifest import Manifest
+
+BUILD_TIMEOUT_S = 1800
+
+
+@dataclass(frozen=True)
+class BuildResult:
+    impl_id: str
+    ok: bool
+    skipped: bool  # up to date: nothing ran
+    seconds: float
+    log: Path | None
+    error: str = ""
+
+
+def fingerprint(manifest: Manifest) -> str:
+    """A hash of the build command and of every input file's path, size and mtime."""
+    digest = hashlib.sha256(json.dumps(manifest.build).encode())
+    for entry in manifest.build_inputs:
+        root = (manifest.folder / entry).resolve()
+        paths = [root] if root.is_file() else []
+        if root.is_dir():
+            for dirpath, dirnames, filenames in os.walk(root):
+                dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS and not d.startswith("."))
+                paths.extend(Path(dirpath) / f for f in sorted(filenames))
+        for path in paths:
+            try:
+                st = path.stat()
+            except OSError:
+                continue
+            digest.update(f"{path}\0{st.st_size}\0{st.st_mtime_ns}\n".encode())
+    return digest.hexdigest()
+
+
+class BuildState:
+    def __init__(self, results_dir: Path):
+        self.path = results_dir / "build-state.json"
+        self.log_dir = results_dir / "build-logs"
+        try:
+            self.data: dict[str, dict] = json.loads(self.path.read_text())
+        except (OSError, ValueError):
+            self.data = {}
+
+    def get(self, impl_id: str) -> dict | None:
+        return self.data.get(impl_id)
+
+    def put(self, impl_id: str, entry: dict) -> None:
+        self.data[impl_id] = entry
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self.path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(self.data, indent=2, sort_keys=True))
+        tmp.replace(self.path)
+
+
+def outputs_present(manifest: Manifest) -> bool:
+    return all((manifest.folder / o).exists() for o in manifest.build_outputs)
+
+
+def is_up_to_date(manifest: Manifest, state: BuildState) -> bool:
+    if not manifest.build:
+        return True
+    entry = state.get(manifest.id)
+    return bool(entry and entry.get("ok") and entry.get("fingerprint") == fingerprint(manifest)
+                and outputs_present(manifest))
+
+
+def build(manifest: Manifest, state: BuildState, force: bool = False) -> BuildResult:
+    if not manifest.build:
+        return BuildResult(manifest.id, True, True, 0.0, None)
+    if not force and is_up_to_date(manifest, state):
+        return BuildResult(manifest.id, True, True, 0.0, state.log_dir / f"{manifest.id}.log")
+    state.log_dir.mkdir(parents=True, exist_ok=True)
+    log = state.log_dir / f"{manifest.id}.log"
+    started = time.monotonic()
+    error = ""
+    with log.open("w") as out:
+        out.write(f"$ (cd {manifest.folder} && {' '.join(manifest.build)})\n")
+        out.flush()
+        try:
+            proc = subprocess.run(
+                manifest.resolve(manifest.build), cwd=manifest.folder, stdout=out,
+                stderr=subprocess.STDOUT, timeout=BUILD_TIMEOUT_S, env={**os.environ, **manifest.env},
+            )
+            if proc.returncode != 0:
+                error = f"build exited {proc.returncode}"
+        except subprocess.TimeoutExpired:
+            error = f"build took longer than {BUILD_TIMEOUT_S} s"
+        except OSError as exc:
+            error = f"build could not start: {exc}"
+    if not error and not outputs_present(manifest):
+        missing = [o for o in manifest.build_outputs if not (manifest.folder / o).exists()]
+        error = f"build produced no {', '.join(missing)}"
+    seconds = time.monotonic() - started
+    ok = not error
+    state.put(manifest.id, {
+        "ok": ok, "fingerprint": fingerprint(manifest) if ok else "", "error": error,
+        "log": str(log), "seconds": round(seconds, 1), "when": time.strftime("%Y-%m-%dT%H:%M:%S"),
+    })
+    return BuildResult(manifest.id, ok, False, seconds, log, error)

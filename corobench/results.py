@@ -1,0 +1,96 @@
+"""Stored runs grouped into cells (one program at one set of parameters) with their statistics.
+
+Every exporter and chart reads cells, never raw rows, so all of them agree on what a FAILED cell
+is and which runs count: measured repetitions only (rep >= 1), and a cell with any failed run is
+FAILED with the first failure's reason.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Mapping, Sequence
+
+from corobench.metrics import Metric, metrics_for, row_params
+from corobench.scenarios import ETYPES
+from corobench.stats import Summary, summarize
+
+BUSY_FRACTION = 0.10  # other processes used more than this share of the CPUs during a run
+
+
+@dataclass
+class Cell:
+    scenario: str
+    program: str
+    params: dict
+    threads: int | None
+    status: str  # "ok" | "failed" | "skipped"
+    reason: str = ""
+    runs_ok: int = 0
+    runs_total: int = 0
+    summaries: dict[str, Summary] = field(default_factory=dict)
+    values: dict[str, list[float]] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+    reported_threads: int | None = None
+
+    @property
+    def metrics(self) -> tuple[Metric, ...]:
+        return metrics_for(self.scenario)
+
+    def headline(self) -> Summary | None:
+        return self.summaries.get(self.metrics[0].key)
+
+    def label_params(self) -> str:
+        return " ".join(f"{k}={v}" for k, v in self.params.items())
+
+
+def params_sort_key(params: dict) -> tuple:
+    """Numbers numerically, event types in the protocol's order."""
+    return tuple(ETYPES.index(v) if k == "etype" and v in ETYPES else v for k, v in params.items())
+
+
+def build_cells(rows: Sequence[Mapping]) -> list[Cell]:
+    groups: dict[tuple, list[Mapping]] = {}
+    for row in rows:
+        if row["rep"] < 1:
+            continue  # rep 0 is the verification run at tiny size
+        key = (row["scenario"], row["program"], row["params_key"], row["threads"])
+        groups.setdefault(key, []).append(row)
+    cells = []
+    for (scenario, program, _, threads), group in groups.items():
+        params = row_params(group[0])
+        ok = [r for r in group if r["status"] == "ok"]
+        failed = [r for r in group if r["status"] == "failed"]
+        skipped = [r for r in group if r["status"] == "skipped"]
+        cell = Cell(scenario, program, params, threads, "ok", runs_ok=len(ok), runs_total=len(group))
+        if failed:
+            cell.status, cell.reason = "failed", failed[0]["reason"] or "failed"
+            if ok:
+                cell.reason += f" ({len(ok)} of {len(group)} runs passed)"
+        elif skipped and not ok:
+            cell.status, cell.reason = "skipped", skipped[0]["reason"] or "skipped"
+        if ok:
+            cell.reported_threads = ok[0]["reported_threads"]
+            for metric in cell.metrics:
+                values = [v for v in (metric.value(r, params) for r in ok) if v is not None]
+                if values:
+                    cell.values[metric.key] = values
+                    cell.summaries[metric.key] = summarize(values)
+            head = cell.headline()
+            if head is not None and head.high_spread:
+                cell.warnings.append(f"high spread: CV {head.cv:.0%} over {head.n} runs")
+            busy = [r["other_cpu_fraction"] for r in ok if (r["other_cpu_fraction"] or 0) > BUSY_FRACTION]
+            if busy:
+                cell.warnings.append(
+                    f"machine busy: other processes used up to {max(busy):.0%} of the CPUs in "
+                    f"{len(busy)} of {len(ok)} runs")
+        cells.append(cell)
+    order = {s: i for i, s in enumerate(("chain", "tasks", "blocking"))}
+    cells.sort(key=lambda c: (order.get(c.scenario, 9), params_sort_key(c.params), c.threads or 0, c.program))
+    return cells
+
+
+def by_scenario(cells: list[Cell]) -> dict[str, list[Cell]]:
+    out: dict[str, list[Cell]] = {}
+    for cell in cells:
+        out.setdefault(cell.scenario, []).append(cell)
+    return out

@@ -1,0 +1,96 @@
+"""Harness bad input: exit 2 and one line on stderr, no traceback."""
+
+from __future__ import annotations
+
+import csv
+import io
+import os
+
+import pytest
+
+from conftest import FAKES, corobench
+
+
+@pytest.mark.parametrize("args,message", [
+    (["run", "pingpong"], "No such command"),
+    (["run"], "needs a scenario"),
+    (["run", "chain", "--impl", "nosuch"], "unknown implementation 'nosuch'"),
+    (["run", "chain", "--reps", "0"], "--reps must be at least 1"),
+    (["run", "chain", "--reps", "many"], "'many' is not a valid integer"),
+    (["run", "chain", "-w", "0"], "workers must be >= 1"),
+    (["run", "chain", "-t", "9"], "unknown event type"),
+    (["run", "chain", "-w", "4000000000", "-e", "4000000000", "-s", "4000000000"], "exceeds 2^63-1"),
+    (["run", "chain", "--cpus", "99"], "--cpus 99"),
+    (["run", "chain", "--timeout", "0"], "--timeout must be"),
+    (["run", "chain", "--format", "xml"], "'xml' is not one of"),
+    (["run", "--suite", "/nonexistent/suite.toml"], "cannot read suite"),
+    (["run", "--suite", "tests/fixtures/bad-suite.toml"], "not valid TOML"),
+    (["report", "latest"], "no results database"),
+    (["build", "--impl", "nosuch"], "unknown implementation"),
+])
+def test_bad_input_exits_2_with_one_line(results, args, message):
+    proc = corobench(*args, results=results, impls=FAKES)
+    assert proc.returncode == 2, (proc.stdout, proc.stderr)
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1, proc.stderr
+    assert message in lines[0]
+    assert "Traceback" not in proc.stderr and proc.stdout == ""
+
+
+def test_unwritable_results_path(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    proc = corobench("run", "chain", "-w", "2", "-e", "2", results=blocker / "sub", impls=FAKES)
+    assert proc.returncode == 2 and "not writable" in proc.stderr and len(proc.stderr.splitlines()) == 1
+
+
+def test_csv_has_the_original_columns(results):
+    proc = corobench("run", "chain", "-w", "2,3", "-e", "5", "-t", "all", "--reps", "1", "--impl", "fake-good",
+                     "--format", "csv", results=results, impls=FAKES)
+    assert proc.returncode == 0, proc.stderr
+    rows = list(csv.DictReader(io.StringIO(proc.stdout)))
+    assert list(rows[0]) == ["program", "etype", "worker", "event", "time", "speed"]
+    assert {(r["worker"], r["etype"]) for r in rows} == {(w, t) for w in ("2", "3")
+                                                       for t in ("int", "str", "str_ptr", "str_clone")}
+    assert float(rows[0]["time"]) == pytest.approx(0.001)
+    assert float(rows[0]["speed"]) == pytest.approx(int(rows[0]["worker"]) * 5 / 0.001)
+
+
+def test_list_and_doctor_run(results):
+    listing = corobench("list", results=results, impls=FAKES)
+    assert listing.returncode == 0 and "fake-good" in listing.stdout
+    doctor = corobench("doctor", results=results, impls=FAKES)
+    assert doctor.returncode == 0 and "pid_max" in doctor.stdout and "cgroup" in doctor.stdout
+
+
+def test_missing_toolchain_is_skipped_with_its_reason(results, tmp_path):
+    impls = tmp_path / "impls"
+    (impls / "x").mkdir(parents=True)
+    text = (FAKES / "good" / "manifest.toml").read_text().replace('id = "fake-good"', 'id = "fake-notool"')
+    text = text.replace('requires = ["python3"]', 'requires = ["no-such-compiler-xyz"]')
+    (impls / "x" / "manifest.toml").write_text(text)
+    listing = corobench("list", results=results, impls=impls)
+    assert "no-such-compiler-xyz" in listing.stdout
+    proc = corobench("run", "tasks", "-n", "2", "-d", "0", "--reps", "1", results=results, impls=impls)
+    assert proc.returncode == 0 and "SKIPPED" in proc.stdout and "no-such-compiler-xyz" in proc.stdout
+
+
+def test_build_failure_is_reported_and_others_still_build(results, tmp_path):
+    impls = tmp_path / "impls"
+    good = (FAKES / "good" / "manifest.toml").read_text().replace('"../fake.py"', f'"{FAKES / "fake.py"}"')
+    for name, cmd in (("ok", 'build = ["touch", "built"]\nbuild_outputs = ["built"]'),
+                      ("broken", 'build = ["sh", "-c", "echo compile error >&2; exit 1"]')):
+        (impls / name).mkdir(parents=True)
+        (impls / name / "manifest.toml").write_text(good.replace("fake-good", f"fake-{name}") + cmd + "\n")
+    proc = corobench("build", results=results, impls=impls)
+    assert proc.returncode == 1
+    assert "built fake-ok" in " ".join(proc.stderr.split()) and "fake-broken" in proc.stderr
+    assert "compile error" in (results / "build-logs" / "fake-broken.log").read_text()
+    # incremental: nothing changed, so nothing is rebuilt
+    again = corobench("build", "--impl", "fake-ok", results=results, impls=impls)
+    assert again.returncode == 0 and "built" not in again.stderr
+    os.utime(impls / "ok" / "manifest.toml")  # an input changed: rebuild
+    third = corobench("build", "--impl", "fake-ok", results=results, impls=impls)
+    assert "built fake-ok" in " ".join(third.stderr.split())
+    run = corobench("run", "chain", "-w", "2", "-e", "2", "--reps", "1", results=results, impls=impls)
+    assert "build failed" in run.stdout and run.returncode == 0

@@ -1,0 +1,70 @@
+import pytest
+
+from corobench.errors import UsageError
+from corobench.scenarios import CHECKSUM_MAX, get_scenario, parse_etype
+from corobench.suite import expand
+
+
+def test_chain_checksum_arithmetic():
+    chain = get_scenario("chain")
+    p = chain.normalise({"workers": 1000, "events": 10000, "esize": 10, "etype": "2"})
+    assert chain.expected_checksum(p) == 100_000_000
+    assert chain.extra_expected(p) == {"received": 10_000_000}
+    assert p["etype"] == "str_ptr"
+
+
+def test_chain_checksum_range_is_int64():
+    chain = get_scenario("chain")
+    ok = chain.normalise({"workers": 1, "events": 1, "esize": CHECKSUM_MAX})
+    assert chain.expected_checksum(ok) == CHECKSUM_MAX
+    with pytest.raises(UsageError, match="2\\^63-1"):
+        chain.normalise({"workers": 2, "events": 1, "esize": CHECKSUM_MAX})
+
+
+def test_tasks_and_blocking_checksums():
+    assert get_scenario("tasks").expected_checksum({"tasks": 123, "sleep_ms": 0}) == 123
+    b = get_scenario("blocking")
+    assert b.expected_checksum({"tasks": 1000, "iterations": 1000, "bytes": 10}) == 10_000_000
+
+
+@pytest.mark.parametrize("text,name", [("0", "int"), ("1", "str"), ("2", "str_ptr"), ("3", "str_clone"),
+                                       ("str_clone", "str_clone")])
+def test_etype_names(text, name):
+    assert parse_etype(text) == name
+
+
+@pytest.mark.parametrize("bad", ["4", "-1", "string", ""])
+def test_bad_etype(bad):
+    with pytest.raises(UsageError):
+        parse_etype(bad)
+
+
+@pytest.mark.parametrize("raw", [{"workers": 0}, {"workers": -3}, {"events": "x"}, {"queue": 1.5}])
+def test_bad_counts(raw):
+    with pytest.raises(UsageError):
+        get_scenario("chain").normalise(raw)
+
+
+def test_sleep_zero_allowed_but_not_negative():
+    tasks = get_scenario("tasks")
+    assert tasks.normalise({"sleep_ms": 0})["sleep_ms"] == 0
+    with pytest.raises(UsageError):
+        tasks.normalise({"sleep_ms": -1})
+
+
+def test_argv_uses_long_flags():
+    chain = get_scenario("chain")
+    argv = chain.argv(chain.normalise({"workers": 3, "etype": "1"}))
+    assert argv == ["chain", "--workers", "3", "--events", "10000", "--queue", "256", "--etype", "str",
+                    "--esize", "10"]
+
+
+def test_expand_is_a_cartesian_product():
+    sets = expand("chain", {"workers": [1, 2], "etype": ["int", "str", "str_ptr"], "events": 5})
+    assert len(sets) == 6
+    assert {(p["workers"], p["etype"]) for p in sets} == {(w, t) for w in (1, 2) for t in ("int", "str", "str_ptr")}
+
+
+def test_unknown_scenario():
+    with pytest.raises(UsageError, match="unknown scenario"):
+        get_scenario("pingpong")

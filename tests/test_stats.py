@@ -1,0 +1,53 @@
+import math
+
+import pytest
+
+from corobench.stats import compare, median_ci, summarize
+
+
+def test_summary_of_known_values():
+    s = summarize([5, 1, 4, 2, 3])
+    assert (s.n, s.median, s.mean, s.min, s.max) == (5, 3, 3, 1, 5)
+    assert s.stdev == pytest.approx(math.sqrt(2.5))
+    assert s.cv == pytest.approx(math.sqrt(2.5) / 3)
+    # t(0.975, 4) = 2.776: half-width 2.776 * 1.5811 / sqrt(5)
+    assert s.mean_ci[0] == pytest.approx(3 - 1.9632, abs=1e-3)
+    assert s.mean_ci[1] == pytest.approx(3 + 1.9632, abs=1e-3)
+
+
+def test_median_ci_small_n_is_min_max_with_its_true_coverage():
+    (lo, hi), level = median_ci([1.0, 2.0, 3.0, 4.0, 5.0])
+    assert (lo, hi) == (1.0, 5.0)
+    assert level == pytest.approx(1 - 2 / 32)
+
+
+def test_median_ci_narrows_with_more_values():
+    xs = [float(x) for x in range(1, 21)]
+    (lo, hi), level = median_ci(xs)
+    assert level >= 0.95
+    assert 1.0 < lo < 10.5 < hi < 20.0  # inner order statistics, not the extremes
+
+
+def test_single_value():
+    s = summarize([7])
+    assert s.median == 7 and s.stdev == 0 and s.mean_ci == (7, 7) and not s.high_spread
+
+
+def test_high_spread_flag():
+    assert summarize([1, 1, 1, 2, 3]).high_spread
+    assert not summarize([100, 101, 99, 100, 100]).high_spread
+
+
+def test_compare_says_not_significant_for_overlapping_samples():
+    c = compare([10, 11, 12, 13, 14], [10.5, 11.5, 12.5, 13.5, 14.5])
+    assert not c.significant and c.describe().startswith("~")
+
+
+def test_compare_finds_a_clear_difference():
+    c = compare([20, 21, 22, 23, 24], [10, 11, 12, 13, 14])
+    assert c.significant and c.ratio == pytest.approx(22 / 12)
+    assert c.describe() == "1.83x"
+
+
+def test_compare_needs_three_runs_each():
+    assert not compare([1, 2], [5, 6]).significant
