@@ -1,0 +1,38 @@
+# corobench: the two commands of a fresh machine are `make bench` and `make test` (see README).
+PYTHON ?= python3
+VENV := .venv
+COROBENCH := $(VENV)/bin/corobench
+REPORT ?= report
+
+.PHONY: bench test setup build quick seed-chain seed-tasks seed-blocking clean
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(VENV)/bin/pip install -q --upgrade pip
+	$(VENV)/bin/pip install -q -e '.[test]'
+	touch $@
+
+# Debian packages the manifests declare (root only), then every implementation that can build here.
+setup: $(VENV)/.installed
+	$(COROBENCH) setup
+	-$(COROBENCH) build
+
+build: $(VENV)/.installed
+	$(COROBENCH) build
+
+# The main job: build what is needed, run the quick suite, write the report (even if a run failed).
+bench: setup
+	$(COROBENCH) run --suite suites/quick.toml; status=$$?; \
+	$(COROBENCH) report latest --out $(REPORT) >/dev/null && echo "report: $(REPORT)/report.md"; \
+	exit $$status
+
+test: setup
+	$(VENV)/bin/pytest -q
+
+seed-chain seed-tasks seed-blocking: setup
+	$(COROBENCH) run --suite suites/$@.toml; status=$$?; \
+	$(COROBENCH) report latest --out $(REPORT)/$@ >/dev/null && echo "report: $(REPORT)/$@/report.md"; \
+	exit $$status
+
+clean:
+	rm -rf $(VENV) results $(REPORT)
