@@ -14,6 +14,7 @@ from pathlib import Path
 from corobench.errors import UsageError
 
 ID_PATTERN = re.compile(r"^[a-z0-9][a-z0-9-]*$")
+VARIANT_PATTERN = re.compile(r"^[a-z0-9][a-z0-9_-]*$")  # e.g. block_in_place, as the API is called
 KNOWN_KEYS = {
     "id", "language", "runtime", "description", "scenarios", "requires", "check", "version",
     "build", "build_inputs", "build_outputs", "run", "threads", "warmup", "timeout_factor",
@@ -106,8 +107,8 @@ def parse_manifest(path: Path, known_scenarios: set[str]) -> Manifest:
         if scenario not in scenarios:
             raise UsageError(f"{path}: variants for '{scenario}', which the manifest does not list")
         names = _strings(variants_raw, scenario, path)
-        if not names or not all(ID_PATTERN.match(n) for n in names):
-            raise UsageError(f"{path}: variants of '{scenario}' must be non-empty names [a-z0-9-]")
+        if not names or not all(VARIANT_PATTERN.match(n) for n in names):
+            raise UsageError(f"{path}: variants of '{scenario}' must be non-empty names [a-z0-9_-]")
         variants[scenario] = names
     warmup = data.get("warmup", 0)
     if not isinstance(warmup, int) or warmup < 0:
