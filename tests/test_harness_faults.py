@@ -124,3 +124,31 @@ def test_a_lie_at_the_measured_size_is_caught_after_verification_passed(results)
     rows = runs(results)
     assert [(r["rep"], r["status"]) for r in rows] == [(0, "ok"), (1, "failed")]  # no more reps after it
     assert rows[1]["failure_kind"] == "checksum" and "expected 400" in rows[1]["reason"]
+
+
+def test_ctrl_c_keeps_finished_rows_and_marks_the_session_interrupted(results, tmp_path):
+    import signal
+    import subprocess
+    import sys
+
+    from conftest import ROOT
+
+    pidfile = tmp_path / "pids"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "corobench", "--results", str(results), "--impls", str(FAKES), "run", "chain",
+         "-w", "3", "-e", "4", "--reps", "1", "--timeout", "120", "--impl", "fake-good,fake-hang"],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env={**os.environ, "FAKE_PIDFILE": str(pidfile)})
+    deadline = time.monotonic() + 60
+    while not pidfile.exists() and time.monotonic() < deadline:  # fake-hang is running: good is done
+        time.sleep(0.1)
+    assert pidfile.exists()
+    proc.send_signal(signal.SIGINT)
+    _, stderr = proc.communicate(timeout=30)
+    assert proc.returncode == 130 and "interrupted" in stderr
+    rows = runs(results)
+    assert [(r["program"], r["rep"], r["status"]) for r in rows] == [("fake-good", 0, "ok")]
+    db = sqlite3.connect(results / "corobench.sqlite")
+    assert db.execute("SELECT status FROM sessions").fetchone()[0] == "interrupted"
+    for pid in (int(x) for x in pidfile.read_text().split()):
+        assert not alive(pid)
