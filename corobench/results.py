@@ -78,11 +78,12 @@ def build_cells(rows: Sequence[Mapping]) -> list[Cell]:
             head = cell.headline()
             if head is not None and head.high_spread:
                 cell.warnings.append(f"high spread: CV {head.cv:.0%} over {head.n} runs")
-            busy = [r["other_cpu_fraction"] for r in ok if (r["other_cpu_fraction"] or 0) > BUSY_FRACTION]
+            busy = [r for r in ok if (r["other_cpu_fraction"] or 0) > BUSY_FRACTION]
             if busy:
                 cell.warnings.append(
-                    f"machine busy: other processes used up to {max(busy):.0%} of the CPUs in "
-                    f"{len(busy)} of {len(ok)} runs")
+                    f"machine busy: other processes used up to "
+                    f"{max(r['other_cpu_fraction'] for r in busy):.0%} of the CPUs in {len(busy)} of {len(ok)} "
+                    f"runs (load average up to {max(r['loadavg'] or 0 for r in busy):.1f})")
         cells.append(cell)
     order = {s: i for i, s in enumerate(("chain", "tasks", "blocking"))}
     cells.sort(key=lambda c: (order.get(c.scenario, 9), params_sort_key(c.params), c.threads or 0, c.program))
