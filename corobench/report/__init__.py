@@ -1,0 +1,103 @@
+"""`corobench report`: results.csv, results.json, report.md and charts for one stored session."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from corobench.errors import UsageError
+from corobench.export.csv import chain_legacy_csv, full_csv
+from corobench.export.json import to_json
+from corobench.export.markdown import scenario_tables
+from corobench.report.charts import CHARTS
+from corobench.results import build_cells, by_scenario
+from corobench.store import Store
+
+
+def session_meta(session) -> dict:
+    return {
+        "session": session["id"], "started_at": session["started_at"], "finished_at": session["finished_at"],
+        "status": session["status"], "command": session["command"], "git_commit": session["git_commit"],
+        "machine": json.loads(session["machine"]), "toolchains": json.loads(session["toolchains"]),
+        "settings": json.loads(session["settings"]),
+    }
+
+
+def _machine_section(meta: dict) -> str:
+    m = meta["machine"]
+    mem = f"{m['memory_bytes'] / 2**30:.1f} GiB" if m.get("memory_bytes") else "?"
+    lines = [
+        "## Machine and session\n",
+        f"- session {meta['session']}, {meta['started_at']} → {meta['finished_at'] or '(unfinished)'}"
+        f" ({meta['status']})",
+        f"- command: `{meta['command']}`",
+        f"- commit: `{meta['git_commit'] or 'unknown'}`",
+        f"- CPU: {m.get('cpu_model')}, {m.get('cores')} cores ({m.get('cores_usable')} usable), memory {mem}",
+        f"- OS: {m.get('os')}, kernel {m.get('kernel')}, Python {m.get('python')}",
+        f"- load average at start: {', '.join(f'{x:.2f}' for x in m.get('loadavg', []))}",
+        f"- settings: {json.dumps(meta['settings'])}",
+        "", "| implementation | toolchain |", "|---|---|",
+    ]
+    lines += [f"| {k} | {v} |" for k, v in sorted(meta["toolchains"].items())]
+    return "\n".join(lines) + "\n"
+
+
+def write_report(db_path: Path, which: str, out_dir: Path) -> list[Path]:
+    if not db_path.exists():
+        raise UsageError(f"no results database at {db_path} (run a benchmark first)")
+    store = Store(db_path)
+    try:
+        session = store.session(which)
+        rows = store.runs(session["id"])
+    finally:
+        store.close()
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        probe = out_dir / ".write-test"
+        probe.write_text("")
+        probe.unlink()
+    except OSError as exc:
+        raise UsageError(f"cannot write the report to {out_dir}: {exc.strerror}") from None
+    meta = session_meta(session)
+    cells = build_cells(rows)
+    written: list[Path] = []
+
+    def write(name: str, text: str) -> None:
+        path = out_dir / name
+        path.write_text(text)
+        written.append(path)
+
+    write("results.csv", full_csv(cells))
+    write("results.json", to_json(cells, meta))
+    scenarios = by_scenario(cells)
+    if "chain" in scenarios:
+        write("chain.csv", chain_legacy_csv(cells))
+
+    md = [f"# corobench report — session {meta['session']}\n",
+          "Medians of the measured repetitions; the bracket is the median's 95 % confidence interval "
+          "(order statistics; with fewer than 6 runs it is min–max and covers less than 95 %). "
+          "\"vs best\" is the ratio to the best program, or ~ when a Mann-Whitney U test does not find "
+          "the difference significant at 5 %. FAILED cells did not pass verification and carry no figure.\n"]
+    verify_failures = [r for r in rows if r["rep"] == 0 and r["status"] == "failed"]
+    for scenario, group in scenarios.items():
+        md.append(f"## {scenario}\n")
+        for chart in CHARTS[scenario](group, out_dir):
+            written.append(chart)
+            if chart.suffix == ".png":
+                md.append(f"![{chart.stem}]({chart.name})\n")
+        md.append(scenario_tables(group))
+    if verify_failures:
+        md.append("## Verification failures (tiny size, before measuring)\n")
+        md += [f"- {r['program']} {r['scenario']}: {r['reason']}" for r in verify_failures]
+        md.append("")
+    warnings = [(c, w) for c in cells for w in c.warnings]
+    if warnings:
+        md.append("## Warnings\n")
+        md += [f"- {c.program} {c.scenario} {c.label_params()}: {w}" for c, w in warnings]
+        md.append("")
+    md.append(_machine_section(meta))
+    write("report.md", "\n".join(md))
+    return written
+
+
+__all__ = ["write_report"]
