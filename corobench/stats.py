@@ -79,10 +79,11 @@ class Comparison:
     significant: bool
 
     def describe(self) -> str:
+        """×ratio, with "~" when the difference is not significant (benchstat's mark)."""
         if not self.significant:
             p = f"p={self.p_value:.2f}" if self.p_value is not None else "too few runs"
-            return f"~ ({p})"
-        return f"{self.ratio:.2f}x"
+            return f"×{self.ratio:.2f} ~ ({p})"
+        return f"×{self.ratio:.2f}"
 
 
 def compare(a: list[float], b: list[float], alpha: float = 0.05) -> Comparison:

@@ -8,10 +8,13 @@ from corobench.stats import Summary
 
 def number(value: float) -> str:
     """Three significant figures, with k/M/G for large values."""
-    for div, suffix in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
-        if abs(value) >= div * 10:
-            return f"{value / div:.3g}{suffix}"
-    return f"{value:.3g}"
+    for div, suffix in ((1e9, "G"), (1e6, "M"), (1e4, "k")):
+        if abs(value) >= div:
+            scaled = value / (div if suffix != "k" else 1e3)
+            return f"{scaled:.3g}{suffix}" if abs(scaled) < 1000 else f"{scaled:.0f}{suffix}"
+    if abs(value) >= 100:
+        return f"{value:.0f}"
+    return f"{value:.3g}" if abs(value) >= 0.001 or value == 0 else f"{value:.2e}"
 
 
 def with_spread(s: Summary) -> str:

@@ -76,8 +76,10 @@ def write_report(db_path: Path, which: str, out_dir: Path) -> list[Path]:
     md = [f"# corobench report — session {meta['session']}\n",
           "Medians of the measured repetitions; the bracket is the median's 95 % confidence interval "
           "(order statistics; with fewer than 6 runs it is min–max and covers less than 95 %). "
-          "\"vs best\" is the ratio to the best program, or ~ when a Mann-Whitney U test does not find "
-          "the difference significant at 5 %. FAILED cells did not pass verification and carry no figure.\n"]
+          "\"vs best\" says how many times worse than the best program a program is (×2.00: the best is "
+          "twice as fast, or half the memory); ~ marks a difference that a Mann-Whitney U test does not "
+          "find significant at 5 % (with 3 runs per program no difference can be: use 5 or more). "
+          "FAILED cells did not pass verification and carry no figure.\n"]
     verify_failures = [r for r in rows if r["rep"] == 0 and r["status"] == "failed"]
     for scenario, group in scenarios.items():
         md.append(f"## {scenario}\n")
