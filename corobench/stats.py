@@ -72,6 +72,24 @@ def summarize(values: list[float]) -> Summary:
     )
 
 
+OUTLIER_Z = 3.5  # Iglewicz and Hoaglin's cut-off for the modified z-score
+
+
+def outliers(values: list[float]) -> list[float]:
+    """Values whose modified z-score (0.6745 * |x - median| / MAD) exceeds 3.5.
+
+    The median absolute deviation is robust to the outliers themselves, unlike the stdev; with
+    a MAD of 0 (most values identical) nothing is called an outlier.
+    """
+    if len(values) < 3:
+        return []
+    med = statistics.median(values)
+    mad = statistics.median(abs(v - med) for v in values)
+    if mad == 0:
+        return []
+    return [v for v in values if 0.6745 * abs(v - med) / mad > OUTLIER_Z]
+
+
 @dataclass(frozen=True)
 class Comparison:
     ratio: float  # median(a) / median(b)

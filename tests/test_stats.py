@@ -59,3 +59,11 @@ def test_number_format(value, text):
     from corobench.export.format import number
 
     assert number(value) == text
+
+
+def test_outliers_by_modified_z_score():
+    from corobench.stats import outliers
+
+    assert outliers([10.0, 10.2, 9.9, 10.1, 10.0, 25.0]) == [25.0]
+    assert outliers([10.0, 10.2, 9.9, 10.1, 10.0]) == []
+    assert outliers([5.0, 5.0, 5.0, 9.0]) == []  # MAD 0: no verdict
