@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Mapping, Sequence
 
 from corobench.metrics import Metric, metrics_for, row_params
-from corobench.scenarios import ETYPES
+from corobench.scenarios import ETYPES, get_scenario
 from corobench.stats import Summary, outliers, summarize
 
 BUSY_FRACTION = 0.10  # other processes used more than this share of the CPUs during a run
@@ -78,6 +78,8 @@ def build_cells(rows: Sequence[Mapping]) -> list[Cell]:
             head = cell.headline()
             if head is not None and head.high_spread:
                 cell.warnings.append(f"high spread: CV {head.cv:.0%} over {head.n} runs")
+            cell.warnings += get_scenario(scenario).caveats(
+                params, {k: v.median for k, v in cell.summaries.items()})
             odd = outliers(cell.values.get(cell.metrics[0].key, []))
             if odd:
                 cell.warnings.append(f"{len(odd)} outlier run(s) (modified z-score > 3.5): "

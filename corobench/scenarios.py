@@ -65,6 +65,8 @@ class Scenario:
     takes_cpuprofile: bool = False
     # the tiny size the verification layer uses before measuring anything
     smoke_params: Callable[[dict], dict] = lambda p: p
+    # warnings about what a verified result means: (params, median of each metric) -> texts
+    caveats: Callable[[dict, dict], list[str]] = lambda p, medians: []
 
     def param(self, name: str) -> Param:
         for p in self.params:
@@ -123,6 +125,10 @@ TASKS = Scenario(
     unit_of_work="task",
     work_count=lambda p: p["tasks"],
     smoke_params=lambda p: {**p, "tasks": 10, "sleep_ms": 1},
+    caveats=lambda p, m: [
+        f"spawning took {m['spawn_s']:.3g} s, longer than the {p['sleep_ms']} ms sleep: the first tasks "
+        f"ended before the last began, so not all {p['tasks']} were alive at once"
+    ] if m.get("spawn_s", 0) * 1000 > p["sleep_ms"] else [],
 )
 
 BLOCKING = Scenario(

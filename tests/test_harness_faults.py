@@ -152,3 +152,16 @@ def test_ctrl_c_keeps_finished_rows_and_marks_the_session_interrupted(results, t
     assert db.execute("SELECT status FROM sessions").fetchone()[0] == "interrupted"
     for pid in (int(x) for x in pidfile.read_text().split()):
         assert not alive(pid)
+
+
+def test_tasks_that_were_not_all_alive_at_once_are_flagged():
+    from corobench.results import build_cells
+
+    row = {"rep": 1, "scenario": "tasks", "program": "x", "params_key": "k", "threads": None, "status": "ok",
+           "params": json.dumps({"tasks": 1000, "sleep_ms": 100}), "elapsed_ns": 3 * 10**9, "spawn_ns": 2 * 10**9,
+           "wall_ns": 3 * 10**9, "user_s": 1.0, "sys_s": 0.1, "max_rss_kb": 1000, "cgroup_peak_bytes": None,
+           "other_cpu_fraction": None, "loadavg": 0.0, "reported_threads": 1, "reason": None}
+    (cell,) = build_cells([row])
+    assert any("not all 1000 were alive at once" in w for w in cell.warnings)
+    (fast,) = build_cells([{**row, "spawn_ns": 10**6}])
+    assert not any("alive at once" in w for w in fast.warnings)
