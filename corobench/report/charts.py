@@ -41,12 +41,21 @@ def _series(cells: list[Cell], x_param: str, metric: str, scale: float = 1.0):
     return {k: sorted(v) for k, v in sorted(series.items())}
 
 
+MARKERS = "osD^v<>pPX*h"
+
+
+def _style(program: str, index: int) -> dict:
+    """Distinct colour and marker per series: a dozen runtimes outrun the default 10 colours."""
+    colours = plt.get_cmap("tab20").colors
+    return {"color": colours[(index * 2) % 20 + (index // 10) % 2], "marker": MARKERS[index % len(MARKERS)]}
+
+
 def _plot_series(ax, series) -> None:
-    for program, points in series.items():
+    for index, (program, points) in enumerate(series.items()):
         xs = [p[0] for p in points]
         ys = [p[1] for p in points]
         err = [[p[1] - p[2] for p in points], [p[3] - p[1] for p in points]]
-        ax.errorbar(xs, ys, yerr=err, marker="o", markersize=4, capsize=3, label=program)
+        ax.errorbar(xs, ys, yerr=err, markersize=5, capsize=3, label=program, **_style(program, index))
 
 
 def _failed_note(fig, cells: list[Cell]) -> None:
