@@ -18,7 +18,7 @@ from corobench.discover import discover, select_programs, toolchain_version, una
 from corobench.errors import UsageError
 from corobench.export import FORMATS, chain_legacy_csv, full_csv, print_table, to_json, to_markdown
 from corobench.machine import git_commit, metadata
-from corobench.paths import default_results_dir
+from corobench.paths import default_results_dir, writable_dir
 from corobench.results import build_cells
 from corobench.scenarios import SCENARIOS, get_scenario
 from corobench.store import Store
@@ -35,15 +35,7 @@ DB_NAME = "corobench.sqlite"
 
 
 def results_dir(ctx: click.Context) -> Path:
-    path: Path = ctx.obj["results"]
-    try:
-        path.mkdir(parents=True, exist_ok=True)
-        probe = path / ".write-test"
-        probe.write_text("")
-        probe.unlink()
-    except OSError as exc:
-        raise UsageError(f"results folder {path} is not writable: {exc.strerror or exc}") from None
-    return path
+    return writable_dir(ctx.obj["results"], "results folder")
 
 
 def split_list(values: tuple[str, ...]) -> list[str]:

@@ -12,3 +12,17 @@ SUITES_DIR = PROJECT_ROOT / "suites"
 
 def default_results_dir() -> Path:
     return Path(os.environ.get("COROBENCH_RESULTS", PROJECT_ROOT / "results"))
+
+
+def writable_dir(path: Path, what: str) -> Path:
+    """Create the folder if needed and prove it takes a file; else a one-line UsageError."""
+    from corobench.errors import UsageError
+
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        probe = path / ".write-test"
+        probe.write_text("")
+        probe.unlink()
+    except OSError as exc:
+        raise UsageError(f"{what} {path} is not writable: {exc.strerror or exc}") from None
+    return path

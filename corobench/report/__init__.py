@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 from corobench.errors import UsageError
+from corobench.paths import writable_dir
 from corobench.export.csv import chain_legacy_csv, full_csv
 from corobench.export.json import to_json
 from corobench.export.markdown import scenario_tables
@@ -51,13 +52,7 @@ def write_report(db_path: Path, which: str, out_dir: Path) -> list[Path]:
         rows = store.runs(session["id"])
     finally:
         store.close()
-    try:
-        out_dir.mkdir(parents=True, exist_ok=True)
-        probe = out_dir / ".write-test"
-        probe.write_text("")
-        probe.unlink()
-    except OSError as exc:
-        raise UsageError(f"cannot write the report to {out_dir}: {exc.strerror}") from None
+    writable_dir(out_dir, "report folder")
     meta = session_meta(session)
     cells = build_cells(rows)
     written: list[Path] = []
