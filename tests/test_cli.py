@@ -94,3 +94,26 @@ def test_build_failure_is_reported_and_others_still_build(results, tmp_path):
     assert "built fake-ok" in " ".join(third.stderr.split())
     run = corobench("run", "chain", "-w", "2", "-e", "2", "--reps", "1", results=results, impls=impls)
     assert "build failed" in run.stdout and run.returncode == 0
+
+
+def test_report_draws_charts_and_tables_from_a_stored_session(results, tmp_path):
+    run = corobench("run", "chain", "-w", "2,3", "-e", "5", "-t", "all", "--reps", "2",
+                    "--impl", "fake-good,fake-crash", results=results, impls=FAKES)
+    assert run.returncode == 1  # fake-crash failed, and says so
+    tasks = corobench("run", "tasks", "-n", "2,4", "-d", "0", "--reps", "2", "--impl", "fake-good",
+                      results=results, impls=FAKES)
+    assert tasks.returncode == 0, tasks.stderr
+    out = tmp_path / "report"
+    rep = corobench("report", "1", "--out", str(out), results=results, impls=FAKES)
+    assert rep.returncode == 0, rep.stderr
+    for name in ("report.md", "results.csv", "chain.csv", "chain-speed-e5-q256-s10.png",
+                 "chain-speed-e5-q256-s10.svg"):
+        assert (out / name).stat().st_size > 0, name
+    md = (out / "report.md").read_text()
+    assert "fake-crash" in md and "FAILED" in md and "killed by signal 6" in md
+    assert "| fake-good | 10k [10k–10k] | best |" in md  # 2 workers x 5 events in the fake's 1 ms
+    assert "- CPU:" in md and "## Machine and session" in md
+    out2 = tmp_path / "report2"
+    assert corobench("report", "latest", "--out", str(out2), results=results, impls=FAKES).returncode == 0
+    assert (out2 / "tasks-memory-d0.png").exists() and (out2 / "tasks-spawn-d0.png").exists()
+    assert (out2 / "tasks-memory-n4-d0.png").exists()

@@ -73,13 +73,18 @@ def _by(cells: list[Cell], key: str) -> dict:
     return out
 
 
+def _shapes(cells: list[Cell], *keys: str) -> dict[tuple, list[Cell]]:
+    """Cells grouped by the given parameters and --threads: one figure per group."""
+    out: dict[tuple, list[Cell]] = {}
+    for c in cells:
+        out.setdefault((*(c.params[k] for k in keys), c.threads), []).append(c)
+    return out
+
+
 def chain_speed(cells: list[Cell], out_dir: Path) -> list[Path]:
     """Speed (M events/s) against workers, one panel per event type; one figure per queue/events."""
     paths: list[Path] = []
-    shapes: dict[tuple, list[Cell]] = {}
-    for c in cells:
-        shapes.setdefault((c.params["events"], c.params["queue"], c.params["esize"], c.threads), []).append(c)
-    for (events, queue, esize, threads), group in shapes.items():
+    for (events, queue, esize, threads), group in _shapes(cells, "events", "queue", "esize").items():
         etypes = [e for e in ETYPES if any(c.params["etype"] == e for c in group)]
         cols = 2 if len(etypes) > 1 else 1
         rows = (len(etypes) + cols - 1) // cols
@@ -162,10 +167,7 @@ def _bars(cells: list[Cell], metric: str, xlabel: str, title: str, out_dir: Path
 
 def blocking_chart(cells: list[Cell], out_dir: Path) -> list[Path]:
     paths: list[Path] = []
-    shapes: dict[tuple, list[Cell]] = {}
-    for c in cells:
-        shapes.setdefault((c.params["tasks"], c.params["iterations"], c.params["bytes"], c.threads), []).append(c)
-    for (tasks, iterations, nbytes, threads), group in shapes.items():
+    for (tasks, iterations, nbytes, threads), group in _shapes(cells, "tasks", "iterations", "bytes").items():
         t = f", threads={threads}" if threads is not None else ""
         paths += _bars(group, "per_iteration_us", "time per iteration (µs)",
                        f"blocking: {tasks} tasks x {nbytes} bytes, {iterations} iterations{t}",
