@@ -108,34 +108,30 @@ def chain_speed(cells: list[Cell], out_dir: Path) -> list[Path]:
     return paths
 
 
+def _against_n(cells: list[Cell], metric: str, scale: float, ylabel: str, title: str, out_dir: Path,
+               name: str) -> list[Path]:
+    """A metric against the number of tasks, log-log, one line per program."""
+    fig, ax = plt.subplots(figsize=(8, 5), layout="constrained")
+    _failed_note(fig, cells)
+    _plot_series(ax, _series(cells, "tasks", metric, scale))
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("concurrent tasks N")
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=8)
+    return _save(fig, out_dir, name)
+
+
 def tasks_charts(cells: list[Cell], out_dir: Path) -> list[Path]:
     paths: list[Path] = []
     for sleep_ms, group in _by(cells, "sleep_ms").items():
         suffix = f"d{sleep_ms}"
-        fig, ax = plt.subplots(figsize=(8, 5), layout="constrained")
-        _failed_note(fig, group)
-        _plot_series(ax, _series(group, "tasks", "rss_mib"))
-        ax.set_xscale("log")
-        ax.set_yscale("log")
-        ax.set_xlabel("concurrent tasks N")
-        ax.set_ylabel("peak RSS (MiB, lower is better)")
-        ax.set_title(f"tasks: peak memory against N (sleep {sleep_ms} ms)")
-        ax.grid(True, which="both", alpha=0.3)
-        ax.legend(fontsize=8)
-        paths += _save(fig, out_dir, f"tasks-memory-{suffix}")
-
-        fig, ax = plt.subplots(figsize=(8, 5), layout="constrained")
-        _failed_note(fig, group)
-        _plot_series(ax, _series(group, "tasks", "spawn_s", 1e3))
-        ax.set_xscale("log")
-        ax.set_yscale("log")
-        ax.set_xlabel("concurrent tasks N")
-        ax.set_ylabel("time to start all N (ms, lower is better)")
-        ax.set_title(f"tasks: spawn time against N (sleep {sleep_ms} ms)")
-        ax.grid(True, which="both", alpha=0.3)
-        ax.legend(fontsize=8)
-        paths += _save(fig, out_dir, f"tasks-spawn-{suffix}")
-
+        paths += _against_n(group, "rss_mib", 1.0, "peak RSS (MiB, lower is better)",
+                            f"tasks: peak memory against N (sleep {sleep_ms} ms)", out_dir, f"tasks-memory-{suffix}")
+        paths += _against_n(group, "spawn_s", 1e3, "time to start all N (ms, lower is better)",
+                            f"tasks: spawn time against N (sleep {sleep_ms} ms)", out_dir, f"tasks-spawn-{suffix}")
         for n, cells_n in sorted(_by(group, "tasks").items()):
             paths += _bars(cells_n, "rss_mib", "peak RSS (MiB)",
                            f"tasks: peak memory at N = {n} (sleep {sleep_ms} ms)", out_dir,
