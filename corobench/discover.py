@@ -10,7 +10,7 @@ from pathlib import Path
 
 from corobench.errors import UsageError
 from corobench.manifest import Manifest, parse_manifest
-from corobench.scenarios import SCENARIOS
+from corobench.scenarios import SCENARIOS, SERVER_SCENARIOS
 
 MANIFEST_NAME = "manifest.toml"
 SKIP_DIRS = {"target", "node_modules", ".venv", "_build", "deps", "build", ".git", "__pycache__"}
@@ -46,7 +46,7 @@ def discover(roots: list[Path] | None = None) -> list[Manifest]:
         for dirpath, dirnames, filenames in os.walk(root):
             dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS and not d.startswith("."))
             if MANIFEST_NAME in filenames:
-                manifest = parse_manifest(Path(dirpath) / MANIFEST_NAME, set(SCENARIOS))
+                manifest = parse_manifest(Path(dirpath) / MANIFEST_NAME, {*SCENARIOS, *SERVER_SCENARIOS})
                 if manifest.id in found:
                     raise UsageError(
                         f"duplicate implementation id '{manifest.id}' in {manifest.folder} "

@@ -147,6 +147,8 @@ BLOCKING = Scenario(
 )
 
 SCENARIOS: dict[str, Scenario] = {s.name: s for s in (CHAIN, TASKS, BLOCKING)}
+# Server scenarios (docs/protocol.md, "Servers"): manifests may list them; the server run kind runs them.
+SERVER_SCENARIOS = ("echo", "http")
 
 
 def get_scenario(name: str) -> Scenario:
