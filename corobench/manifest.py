@@ -16,7 +16,7 @@ from corobench.errors import UsageError
 ID_PATTERN = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 VARIANT_PATTERN = re.compile(r"^[a-z0-9][a-z0-9_-]*$")  # e.g. block_in_place, as the API is called
 KNOWN_KEYS = {
-    "id", "language", "runtime", "description", "scenarios", "requires", "check", "version",
+    "id", "language", "runtime", "description", "scenarios", "requires", "check", "version", "info",
     "build", "build_inputs", "build_outputs", "run", "threads", "warmup", "timeout_factor",
     "variants", "env", "system_packages", "notes",
 }
@@ -40,6 +40,7 @@ class Manifest:
     run: tuple[str, ...]
     version: tuple[str, ...]
     description: str = ""
+    info: tuple[str, ...] = ()  # prints runtime settings (GC, heap, pools)
     requires: tuple[str, ...] = ()
     check: tuple[str, ...] = ()
     build: tuple[str, ...] = ()
@@ -130,6 +131,7 @@ def parse_manifest(path: Path, known_scenarios: set[str]) -> Manifest:
         scenarios=scenarios,
         run=run,
         version=_strings(data, "version", path),
+        info=_strings(data, "info", path),
         description=str(data.get("description", "")),
         requires=_strings(data, "requires", path),
         check=_strings(data, "check", path),
