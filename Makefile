@@ -4,7 +4,7 @@ VENV := .venv
 COROBENCH := $(VENV)/bin/corobench
 REPORT ?= report
 
-.PHONY: bench test setup build quick seed-chain seed-tasks seed-blocking clean
+.PHONY: bench test impl-unit-tests setup build quick seed-chain seed-tasks seed-blocking clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -26,7 +26,12 @@ bench: setup
 	$(COROBENCH) report latest --out $(REPORT) >/dev/null && echo "report: $(REPORT)/report.md"; \
 	exit $$status
 
-test: setup
+# The implementations' own unit tests (so they can't rot), then the harness's tests.
+impl-unit-tests:
+	cd impls/rust && cargo test --locked -q -p corobench-common
+	cd impls/go && go test ./...
+
+test: setup impl-unit-tests
 	$(VENV)/bin/pytest -q
 
 seed-chain seed-tasks seed-blocking: setup

@@ -5,22 +5,27 @@ from __future__ import annotations
 import os
 import shlex
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import click
+from click.core import ParameterSource
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
 from corobench import build as builder
-from corobench.benchmark import Job, Options, Runner, log_line, planned_runs, print_log
-from corobench.discover import discover, select_programs, toolchain_version, unavailable_reason
+from corobench import validate
+from corobench.benchmark import Job, Runner, log_line, planned_runs, print_log
+from corobench.discover import discover, runtime_settings, select_programs, toolchain_version, unavailable_reason
 from corobench.errors import UsageError
-from corobench.export import FORMATS, chain_legacy_csv, full_csv, print_table, to_json, to_markdown
+from corobench.export import FORMATS, full_csv, legacy_text, print_table, to_json, to_markdown
 from corobench.machine import git_commit, metadata
+from corobench.options import Options
 from corobench.paths import default_results_dir, writable_dir
 from corobench.results import build_cells
-from corobench.scenarios import SCENARIOS, get_scenario
+from corobench.runkinds import RUN_KINDS, kind_of
+from corobench.scenarios import SCENARIOS, Scenario, get_scenario
 from corobench.store import Store
 from corobench.suite import Benchmark, expand, load_suite
 
@@ -36,26 +41,6 @@ DB_NAME = "corobench.sqlite"
 
 def results_dir(ctx: click.Context) -> Path:
     return writable_dir(ctx.obj["results"], "results folder")
-
-
-def split_list(values: tuple[str, ...]) -> list[str]:
-    return [v.strip() for item in values for v in item.split(",") if v.strip()]
-
-
-def parse_cpus(text: str | None) -> set[int] | None:
-    if not text:
-        return None
-    cpus: set[int] = set()
-    try:
-        for part in text.split(","):
-            lo, _, hi = part.partition("-")
-            cpus.update(range(int(lo), int(hi or lo) + 1))
-    except ValueError:
-        raise UsageError(f"--cpus takes a list like 0,1 or 0-3, not '{text}'") from None
-    allowed = os.sched_getaffinity(0)
-    if not cpus or not cpus <= allowed:
-        raise UsageError(f"--cpus {text}: this machine offers CPUs {','.join(map(str, sorted(allowed)))}")
-    return cpus
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -106,6 +91,13 @@ def list_cmd(ctx: click.Context) -> None:
                 cells.append(", ".join(variants) if variants else "yes")
         table.add_row(m.id, f"{m.language} / {m.runtime}", *cells, status)
     out_console().print(table)
+    for tool in all_tools():
+        reason = unavailable_reason(tool)
+        entry = state.get(tool.id)
+        status = (f"cannot run: {reason}" if reason else
+                  f"build failed: {entry.get('error')}" if entry and not entry.get("ok") else
+                  "ready" if builder.is_up_to_date(tool, state) else "ready to build")
+        out_console().print(f"tool {tool.id} ({', '.join(tool.scenarios)}): {status}", highlight=False)
 
 
 @cli.command()
@@ -135,9 +127,15 @@ def setup() -> None:
 
 # --------------------------------------------------------------------------- build
 
-def build_all(ctx: click.Context, ids: list[str] | None, force: bool = False) -> dict[str, str]:
-    """Build the chosen implementations; {id: reason} for those that cannot run."""
-    manifests = discover()
+def all_tools() -> list:
+    """The tools the run kinds need (e.g. the load generator): built like implementations."""
+    return [m for kind in RUN_KINDS.values() for m in kind.tools()]
+
+
+def build_all(ctx: click.Context, ids: list[str] | None, force: bool = False,
+              manifests: list | None = None) -> dict[str, str]:
+    """Build the chosen implementations (and tools); {id: reason} for those that cannot run."""
+    manifests = manifests if manifests is not None else discover() + all_tools()
     if ids:
         known = {m.id for m in manifests}
         unknown = [i for i in ids if i not in known]
@@ -152,8 +150,8 @@ def build_all(ctx: click.Context, ids: list[str] | None, force: bool = False) ->
             broken[m.id] = reason
             err.print(f"[yellow]skip[/]  {m.id}: {reason}", highlight=False)
             continue
-        if m.build and not force and builder.is_up_to_date(m, state):
-            continue
+        if not m.build or (not force and builder.is_up_to_date(m, state)):
+            continue  # nothing to build, or nothing changed: no "built" line for work not done
         with err.status(f"building {m.id} ..."):
             result = builder.build(m, state, force=force)
         if result.ok:
@@ -170,7 +168,7 @@ def build_all(ctx: click.Context, ids: list[str] | None, force: bool = False) ->
 @click.pass_context
 def build_cmd(ctx: click.Context, impls: tuple[str, ...], force: bool) -> None:
     """Build implementations incrementally; one failure does not stop the others."""
-    broken = build_all(ctx, split_list(impls), force)
+    broken = build_all(ctx, [i for item in impls for i in validate.comma_list(item)], force)
     failed = {k: v for k, v in broken.items() if v.startswith("build failed")}
     if failed:
         ctx.exit(1)
@@ -178,19 +176,25 @@ def build_cmd(ctx: click.Context, impls: tuple[str, ...], force: bool) -> None:
 
 # --------------------------------------------------------------------------- run
 
+RUN_OPTIONS = ("impls", "reps", "threads", "warmup", "cpus", "timeout", "fmt", "no_build", "no_cgroup")
+
+
 def run_options(f):
-    """Options shared by `run --suite` and every `run <scenario>`."""
+    """Options shared by `run --suite` and every `run <scenario>` (checked by corobench/validate.py)."""
     options = [
         click.option("--impl", "impls", multiple=True,
                      help="Programs to run: ids or id:variant, comma-separated [default: all]."),
-        click.option("--reps", type=int, default=None, help="Measured repetitions per program [default: 5]."),
-        click.option("--threads", type=int, default=None, help="Worker threads for the runtimes [default: all cores]."),
-        click.option("--warmup", type=int, default=None,
-                     help="Unmeasured passes before the measured one [default: the manifest's]."),
+        click.option("--reps", default=None, help="Measured repetitions per program [default: 5]."),
+        click.option("--threads", default=None,
+                     help="Worker threads for the runtimes; a comma list sweeps [default: the runtime's, "
+                          "or the number of --cpus]."),
+        click.option("--warmup", default=None,
+                     help="Unmeasured passes before the measured one, for scenarios that take them "
+                          "(chain) [default: the manifest's]."),
         click.option("--cpus", default=None, help="Pin runs to these CPUs, e.g. 0 or 0-1."),
-        click.option("--timeout", type=float, default=None, help="Seconds before a run is killed [default: 600]."),
+        click.option("--timeout", default=None, help="Seconds before a run is killed [default: 600]."),
         click.option("--format", "fmt", type=click.Choice(FORMATS), default="table", show_default=True,
-                     help="How to print this session's results."),
+                     help="How to print this session's results (legacy: the original benchmark's format)."),
         click.option("--no-build", is_flag=True, help="Do not build before running."),
         click.option("--no-cgroup", is_flag=True, help="Do not measure through a memory cgroup."),
     ]
@@ -199,49 +203,62 @@ def run_options(f):
     return f
 
 
-def check_run_options(reps, threads, warmup, timeout) -> None:
-    if reps is not None and reps < 1:
-        raise UsageError(f"--reps must be at least 1, not {reps}")
-    if threads is not None and threads < 1:
-        raise UsageError(f"--threads must be at least 1, not {threads}")
-    if warmup is not None and warmup < 0:
-        raise UsageError(f"--warmup must be 0 or more, not {warmup}")
-    if timeout is not None and timeout <= 0:
-        raise UsageError(f"--timeout must be a positive number of seconds, not {timeout:g}")
+def explicit(ctx: click.Context, names) -> dict:
+    """The options of this command that the user gave on the command line (not defaults)."""
+    return {n: ctx.params[n] for n in names if ctx.get_parameter_source(n) == ParameterSource.COMMANDLINE}
 
 
 def execute(ctx: click.Context, benchmarks: list[Benchmark], *, impls, reps, threads, warmup, cpus,
-            timeout, fmt, no_build, no_cgroup, suite_name: str | None = None) -> None:
-    check_run_options(reps, threads, warmup, timeout)
-    cpu_set = parse_cpus(cpus)
-    wanted = split_list(impls)
+            timeout, fmt, no_build, no_cgroup, suite_name: str | None = None, suite_reps: int | None = None,
+            suite_timeout: float | None = None, kind_options: dict | None = None) -> None:
+    options = Options(
+        reps=validate.reps(reps) if reps is not None else suite_reps or 5,
+        timeout_s=validate.seconds("--timeout", timeout) if timeout is not None else suite_timeout or 600.0,
+        cpus=validate.cpu_list(cpus) if cpus else None,
+        warmup=validate.warmup(warmup) if warmup is not None else None,
+        use_cgroup=not no_cgroup,
+    )
+    thread_counts = [validate.threads(t) for t in validate.comma_list(threads)] if threads is not None else [None]
+    wanted = [name for item in impls for name in validate.comma_list(item)]
     manifests = discover()
+    kinds = {kind_of(get_scenario(b.scenario)) for b in benchmarks}
+    for kind in kinds:
+        kind.configure(options, kind_options or {})
     jobs: list[Job] = []
     for bench in benchmarks:
-        if threads is not None:
-            bench = Benchmark(**{**bench.__dict__, "threads": threads})
-        programs = select_programs(manifests, bench.scenario, wanted or list(bench.impls))
-        jobs.append(Job(bench, programs))
+        for count in thread_counts:
+            b = bench if count is None else replace(bench, threads=count)
+            jobs.append(Job(b, select_programs(manifests, b.scenario, wanted or list(b.impls))))
     rdir = results_dir(ctx)
     involved = {p.manifest.id: p.manifest for job in jobs for p in job.programs}
+    tools = {kind: kind.tools() for kind in kinds}  # e.g. the load generator of server runs
+    involved.update({m.id: m for ms in tools.values() for m in ms})
     if no_build:
         broken = {m.id: r for m in involved.values() if (r := unavailable_reason(m))}
     else:
-        broken = build_all(ctx, sorted(involved))
+        broken = build_all(ctx, sorted(involved), manifests=list(involved.values()))
     for job in jobs:
-        job.unavailable = {p.name: broken[p.manifest.id] for p in job.programs if p.manifest.id in broken}
+        kind = kind_of(get_scenario(job.benchmark.scenario))
+        no_tool = [f"{m.id} cannot run: {broken[m.id]}" for m in tools[kind] if m.id in broken]
+        job.unavailable = {p.name: broken.get(p.manifest.id) or no_tool[0] for p in job.programs
+                           if p.manifest.id in broken or no_tool}
 
-    options = Options(reps=reps or 5, timeout_s=timeout or 600.0, cpus=cpu_set, warmup=warmup,
-                      use_cgroup=not no_cgroup)
     store = Store(rdir / DB_NAME)
-    toolchains = {i: toolchain_version(m) for i, m in sorted(involved.items()) if i not in broken}
-    settings = {"reps": options.reps, "timeout_s": options.timeout_s, "threads": threads, "warmup": warmup,
-                "cpus": sorted(cpu_set) if cpu_set else None, "suite": suite_name}
+    ready = {i: m for i, m in sorted(involved.items()) if i not in broken}
+    toolchains = {i: toolchain_version(m) for i, m in ready.items()}
+    runtime_info = {i: info for i, m in ready.items() if (info := runtime_settings(m))}
+    settings = {"reps": options.reps, "timeout_s": options.timeout_s, "threads": threads, "warmup": options.warmup,
+                "cpus": sorted(options.cpus) if options.cpus else None, "suite": suite_name,
+                "runtime_info": runtime_info, **{k: v for kind in kinds for k, v in kind.settings(options).items()}}
     command = "corobench " + " ".join(shlex.quote(a) for a in sys.argv[1:])
     session_id = store.begin_session(command, git_commit(), metadata(), toolchains, settings)
     err.print(f"session {session_id}: results in {store.path}", highlight=False)
+    for kind in kinds:
+        note = kind.plan_note(options)
+        if note:
+            err.print(note, highlight=False)
 
-    total = planned_runs(jobs, options.reps, options.verify_first)
+    total = planned_runs(jobs, options.reps)
     interactive = err.is_terminal
     progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                         TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
@@ -274,8 +291,9 @@ def execute(ctx: click.Context, benchmarks: list[Benchmark], *, impls, reps, thr
         err.print(f"interrupted: the {len(rows)} runs that finished are stored in session {session_id}")
         sys.exit(130)
     if fmt == "csv":
-        only_chain = all(c.scenario == "chain" for c in cells)
-        click.echo(chain_legacy_csv(cells) if only_chain else full_csv(cells), nl=False)
+        click.echo(full_csv(cells), nl=False)
+    elif fmt == "legacy":
+        click.echo(legacy_text(cells), nl=False)
     elif fmt == "md":
         click.echo(to_markdown(cells))
     elif fmt == "json":
@@ -296,42 +314,46 @@ def execute(ctx: click.Context, benchmarks: list[Benchmark], *, impls, reps, thr
 def run(ctx: click.Context, suite_file: Path | None, **kw) -> None:
     """Run a scenario (`run chain -w 1000 ...`) or a suite (`run --suite suites/quick.toml`)."""
     if ctx.invoked_subcommand is not None:
-        ctx.obj["run_defaults"] = kw
+        # options given before the scenario name (`run --reps 3 chain`) count, unless given again after it
+        ctx.obj["run_given"] = explicit(ctx, RUN_OPTIONS)
         return
     if suite_file is None:
-        raise UsageError("run needs a scenario (chain, tasks, blocking) or --suite FILE")
+        raise UsageError(f"run needs a scenario ({', '.join(SCENARIOS)}) or --suite FILE")
     suite = load_suite(suite_file)
-    kw["reps"] = kw["reps"] if kw["reps"] is not None else suite.reps
-    kw["timeout"] = kw["timeout"] if kw["timeout"] is not None else suite.timeout
-    execute(ctx, list(suite.benchmarks), suite_name=suite.name, **kw)
+    execute(ctx, list(suite.benchmarks), suite_name=suite.name, suite_reps=suite.reps,
+            suite_timeout=suite.timeout, **kw)
 
 
-def scenario_command(name: str):
-    scenario = get_scenario(name)
+def scenario_command(scenario: Scenario):
+    kind = kind_of(scenario)
+    kind_keys = [o.name for o in kind.cli_options()]
 
     @click.pass_context
     def command(ctx: click.Context, **kw) -> None:
         raw = {p.name: kw.pop(p.name) for p in scenario.params}
-        # options given before the scenario name (`run --reps 3 chain`) count too
-        for key, value in ctx.obj.get("run_defaults", {}).items():
-            if kw.get(key) in (None, (), False, "table") and value not in (None, (), False):
+        kind_options = {k: kw.pop(k) for k in kind_keys}
+        for key, value in ctx.obj.get("run_given", {}).items():
+            if ctx.get_parameter_source(key) != ParameterSource.COMMANDLINE:
                 kw[key] = value
-        values = {k: (v.split(",") if isinstance(v, str) and "," in v else v) for k, v in raw.items()}
-        if values.get("etype") == "all":
-            values["etype"] = ["int", "str", "str_ptr", "str_clone"]
-        benchmarks = [Benchmark(scenario=name, params=params) for params in expand(name, values)]
-        execute(ctx, benchmarks, **kw)
+        values: dict = {}
+        for p in scenario.params:
+            items = validate.comma_list(raw[p.name]) if "," in raw[p.name] else [raw[p.name]]
+            values[p.name] = list(p.choices) if p.choices and items == ["all"] else items
+        benchmarks = [Benchmark(scenario=scenario.name, params=params) for params in expand(scenario.name, values)]
+        execute(ctx, benchmarks, kind_options=kind_options, **kw)
 
-    command.__doc__ = f"{scenario.summary}. Comma lists sweep a parameter (e.g. -w 100,1000 -t all)."
+    command.__doc__ = f"{scenario.summary}.\n\n{scenario.examples}" if scenario.examples else scenario.summary
     for p in reversed(scenario.params):
-        command = click.option(p.short, p.long, p.name, default=str(p.default), show_default=True,
-                               help=p.help)(command)
+        flags = [f for f in (p.short, p.long) if f]
+        command = click.option(*flags, p.name, default=str(p.default), show_default=True, help=p.help)(command)
+    for option in reversed(kind.cli_options()):
+        command = click.option(*option.flags, option.name, default=option.default, help=option.help)(command)
     command = run_options(command)
-    return run.command(name)(command)
+    return run.command(scenario.name)(command)
 
 
-for _name in SCENARIOS:
-    scenario_command(_name)
+for _scenario in SCENARIOS.values():
+    scenario_command(_scenario)
 
 
 # --------------------------------------------------------------------------- report, sessions
@@ -367,17 +389,24 @@ def sessions(ctx: click.Context) -> None:
     out_console().print(table)
 
 
-def main() -> None:
+def entry(args: list[str] | None = None) -> int:
+    """Run the command line and return its exit code (tests call this in-process)."""
     try:
-        code = cli.main(standalone_mode=False, prog_name="corobench")
+        code = cli.main(args=args, standalone_mode=False, prog_name="corobench")
     except (UsageError, click.UsageError, click.BadParameter) as exc:
         message = exc.format_message() if isinstance(exc, click.ClickException) else str(exc)
         print(f"corobench: error: {' '.join(message.split())}", file=sys.stderr)
-        sys.exit(2)
+        return 2
     except click.ClickException as exc:
         print(f"corobench: error: {' '.join(exc.format_message().split())}", file=sys.stderr)
-        sys.exit(exc.exit_code)
+        return exc.exit_code
     except (KeyboardInterrupt, click.Abort):
         print("corobench: interrupted", file=sys.stderr)
-        sys.exit(130)
-    sys.exit(code if isinstance(code, int) else 0)
+        return 130
+    except SystemExit as exc:
+        return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    return code if isinstance(code, int) else 0
+
+
+def main() -> None:
+    sys.exit(entry())

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from corobench.errors import UsageError
 from corobench.manifest import Manifest, parse_manifest
-from corobench.scenarios import SCENARIOS, SERVER_SCENARIOS
+from corobench.scenarios import SCENARIOS
 
 MANIFEST_NAME = "manifest.toml"
 SKIP_DIRS = {"target", "node_modules", ".venv", "_build", "deps", "build", ".git", "__pycache__"}
@@ -46,7 +46,7 @@ def discover(roots: list[Path] | None = None) -> list[Manifest]:
         for dirpath, dirnames, filenames in os.walk(root):
             dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS and not d.startswith("."))
             if MANIFEST_NAME in filenames:
-                manifest = parse_manifest(Path(dirpath) / MANIFEST_NAME, {*SCENARIOS, *SERVER_SCENARIOS})
+                manifest = parse_manifest(Path(dirpath) / MANIFEST_NAME, set(SCENARIOS))
                 if manifest.id in found:
                     raise UsageError(
                         f"duplicate implementation id '{manifest.id}' in {manifest.folder} "
@@ -117,3 +117,16 @@ def toolchain_version(manifest: Manifest) -> str:
         return f"unknown ({exc.__class__.__name__})"
     text = (proc.stdout.strip() or proc.stderr.strip())
     return text.splitlines()[0].strip() if text else "unknown"
+
+
+def runtime_settings(manifest: Manifest) -> str | None:
+    """The first line of the manifest's `info` command (GC, heap, pools), or None."""
+    if not manifest.info:
+        return None
+    try:
+        proc = subprocess.run(manifest.resolve(manifest.info), cwd=manifest.folder, capture_output=True,
+                              text=True, timeout=60, env={**os.environ, **manifest.env})
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"unknown ({exc.__class__.__name__})"
+    text = proc.stdout.strip() or proc.stderr.strip()
+    return text.splitlines()[0].strip()[:300] if text else None

@@ -7,7 +7,6 @@ from pathlib import Path
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 IMPLS_DIR = PROJECT_ROOT / "impls"
-SUITES_DIR = PROJECT_ROOT / "suites"
 
 
 def default_results_dir() -> Path:

@@ -10,8 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Mapping, Sequence
 
-from corobench.metrics import Metric, metrics_for, row_params
-from corobench.scenarios import ETYPES, get_scenario
+from corobench.scenarios import Metric, RunView, get_scenario
 from corobench.stats import Summary, outliers, summarize
 
 BUSY_FRACTION = 0.10  # other processes used more than this share of the CPUs during a run
@@ -31,21 +30,17 @@ class Cell:
     values: dict[str, list[float]] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
     reported_threads: int | None = None
+    runs: list[RunView] = field(default_factory=list)  # the verified runs, e.g. for a chart over time
 
     @property
     def metrics(self) -> tuple[Metric, ...]:
-        return metrics_for(self.scenario)
+        return get_scenario(self.scenario).metrics
 
     def headline(self) -> Summary | None:
         return self.summaries.get(self.metrics[0].key)
 
     def label_params(self) -> str:
         return " ".join(f"{k}={v}" for k, v in self.params.items())
-
-
-def params_sort_key(params: dict) -> tuple:
-    """Numbers numerically, event types in the protocol's order."""
-    return tuple(ETYPES.index(v) if k == "etype" and v in ETYPES else v for k, v in params.items())
 
 
 def build_cells(rows: Sequence[Mapping]) -> list[Cell]:
@@ -57,10 +52,11 @@ def build_cells(rows: Sequence[Mapping]) -> list[Cell]:
         groups.setdefault(key, []).append(row)
     cells = []
     for (scenario, program, _, threads), group in groups.items():
-        params = row_params(group[0])
-        ok = [r for r in group if r["status"] == "ok"]
-        failed = [r for r in group if r["status"] == "failed"]
-        skipped = [r for r in group if r["status"] == "skipped"]
+        runs = [RunView(r) for r in group]
+        params = runs[0].params
+        ok = [r for r in runs if r["status"] == "ok"]
+        failed = [r for r in runs if r["status"] == "failed"]
+        skipped = [r for r in runs if r["status"] == "skipped"]
         cell = Cell(scenario, program, params, threads, "ok", runs_ok=len(ok), runs_total=len(group))
         if failed:
             cell.status, cell.reason = "failed", failed[0]["reason"] or "failed"
@@ -69,9 +65,10 @@ def build_cells(rows: Sequence[Mapping]) -> list[Cell]:
         elif skipped and not ok:
             cell.status, cell.reason = "skipped", skipped[0]["reason"] or "skipped"
         if ok:
+            cell.runs = ok
             cell.reported_threads = ok[0]["reported_threads"]
             for metric in cell.metrics:
-                values = [v for v in (metric.value(r, params) for r in ok) if v is not None]
+                values = [v for v in (metric.value(r) for r in ok) if v is not None]
                 if values:
                     cell.values[metric.key] = values
                     cell.summaries[metric.key] = summarize(values)
@@ -91,8 +88,11 @@ def build_cells(rows: Sequence[Mapping]) -> list[Cell]:
                     f"{max(r['other_cpu_fraction'] for r in busy):.0%} of the CPUs in {len(busy)} of {len(ok)} "
                     f"runs (load average up to {max(r['loadavg'] or 0 for r in busy):.1f})")
         cells.append(cell)
-    order = {s: i for i, s in enumerate(("chain", "tasks", "blocking"))}
-    cells.sort(key=lambda c: (order.get(c.scenario, 9), params_sort_key(c.params), c.threads or 0, c.program))
+    def order(c: Cell) -> tuple:
+        s = get_scenario(c.scenario)
+        return (s.report_order, s.name, s.sort_key(c.params), c.threads or 0, c.program)
+
+    cells.sort(key=order)
     return cells
 
 

@@ -12,8 +12,6 @@ import math
 import statistics
 from dataclasses import dataclass
 
-from scipy import stats as sps
-
 HIGH_CV = 0.10  # a coefficient of variation above this earns a warning
 
 
@@ -35,6 +33,18 @@ class Summary:
         return self.n > 1 and self.cv > HIGH_CV
 
 
+def binom_cdf(k: int, n: int) -> float:
+    """P(X <= k) for X ~ Binomial(n, 1/2): exact, with integers (no scipy needed)."""
+    return sum(math.comb(n, i) for i in range(k + 1)) / 2**n
+
+
+def t_quantile_975(df: int) -> float:
+    """The 97.5 % quantile of Student's t (scipy is imported only here, where it is needed)."""
+    from scipy import stats as sps
+
+    return float(sps.t.ppf(0.975, df))
+
+
 def median_ci(sorted_values: list[float], level: float = 0.95) -> tuple[tuple[float, float], float]:
     """Distribution-free CI of the median: the widest order-statistic pair covering `level`.
 
@@ -44,9 +54,9 @@ def median_ci(sorted_values: list[float], level: float = 0.95) -> tuple[tuple[fl
     if n == 1:
         return (sorted_values[0], sorted_values[0]), 0.0
     best = (0, n - 1)
-    coverage = 1 - 2 * sps.binom.cdf(0, n, 0.5)
+    coverage = 1 - 2 * binom_cdf(0, n)
     for k in range(1, n // 2):
-        cov = 1 - 2 * sps.binom.cdf(k, n, 0.5)
+        cov = 1 - 2 * binom_cdf(k, n)
         if cov < level:
             break
         best, coverage = (k, n - 1 - k), cov
@@ -61,7 +71,7 @@ def summarize(values: list[float]) -> Summary:
     mean = statistics.fmean(xs)
     stdev = statistics.stdev(xs) if n > 1 else 0.0
     if n > 1:
-        half = float(sps.t.ppf(0.975, n - 1)) * stdev / math.sqrt(n)
+        half = t_quantile_975(n - 1) * stdev / math.sqrt(n)
         mean_ci = (mean - half, mean + half)
     else:
         mean_ci = (mean, mean)
@@ -111,5 +121,7 @@ def compare(a: list[float], b: list[float], alpha: float = 0.05) -> Comparison:
         return Comparison(ratio, None, False)
     if len(set(a) | set(b)) == 1:
         return Comparison(ratio, 1.0, False)
+    from scipy import stats as sps  # a test statistic: the one place that needs scipy
+
     p = float(sps.mannwhitneyu(a, b, alternative="two-sided").pvalue)
     return Comparison(ratio, p, p < alpha)

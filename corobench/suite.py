@@ -5,11 +5,10 @@
     timeout = 120                # optional, seconds per run
 
     [[benchmark]]
-    scenario = "chain"
+    scenario = "<name>"          # a module of corobench/scenarios/
     impls = ["go", "rust-tokio"] # optional: default every implementation of the scenario
-    workers = [100, 1000]        # a list sweeps; a scalar is one value
-    etype = ["int", "str"]
-    events = 1000
+    <param> = [100, 1000]        # the scenario's parameters: a list sweeps; a scalar is one value
+    threads = 2                  # optional, as are warmup, timeout and reps
 
 Every value list is expanded as a cartesian product, in the order the scenario lists its params.
 """
@@ -21,9 +20,11 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
+from corobench import validate
 from corobench.errors import UsageError
 from corobench.scenarios import get_scenario
 
+MAX_BENCHMARKS = 10_000  # parameter sets one sweep may expand to
 SUITE_KEYS = {"name", "description", "reps", "timeout", "benchmark"}
 BENCH_KEYS = {"scenario", "impls", "threads", "warmup", "timeout", "reps"}
 
@@ -58,22 +59,21 @@ def expand(scenario_name: str, raw: dict) -> list[dict]:
         if not values:
             raise UsageError(f"{scenario_name}: '{p.name}' has an empty list")
         axes.append([(p.name, v) for v in values])
+    count = 1
+    for axis in axes:
+        count *= len(axis)
+    if count > MAX_BENCHMARKS:
+        raise UsageError(f"{scenario_name}: these lists sweep {count} parameter sets; at most {MAX_BENCHMARKS}")
     return [scenario.normalise(dict(combo)) for combo in itertools.product(*axes)]
-
-
-def _positive(value: object, what: str, where: str, cast=int) -> object:
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
-        raise UsageError(f"{where}: '{what}' must be a positive number")
-    return cast(value)
 
 
 def load_suite(path: Path) -> Suite:
     try:
-        data = tomllib.loads(path.read_text())
+        data = tomllib.loads(path.read_bytes().decode("utf-8"))
     except OSError as exc:
         raise UsageError(f"cannot read suite {path}: {exc.strerror}") from None
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"suite {path} is not UTF-8 text (byte {exc.start})") from None
     except tomllib.TOMLDecodeError as exc:
         raise UsageError(f"suite {path} is not valid TOML: {exc}") from None
     where = str(path)
@@ -100,18 +100,26 @@ def load_suite(path: Path) -> Suite:
             param_sets = expand(scenario.name, {k: v for k, v in entry.items() if k in param_names})
         except UsageError as exc:
             raise UsageError(f"{at}: {exc}") from None
-        warmup = entry.get("warmup")
-        if warmup is not None and (isinstance(warmup, bool) or not isinstance(warmup, int) or warmup < 0):
-            raise UsageError(f"{at}: 'warmup' must be a whole number >= 0")
+        try:
+            warmup = _maybe(entry, "warmup", validate.warmup)
+            threads = _maybe(entry, "threads", validate.threads)
+            timeout = _maybe(entry, "timeout", lambda v, n: validate.seconds(n, v))
+            reps = _maybe(entry, "reps", lambda v, n: validate.whole(n, v, 1, validate.MAX_REPS))
+        except UsageError as exc:
+            raise UsageError(f"{at}: {exc}") from None
         for params in param_sets:
-            benchmarks.append(Benchmark(
-                scenario=scenario.name, params=params, impls=tuple(impls),
-                threads=_positive(entry.get("threads"), "threads", at), warmup=warmup,
-                timeout=_positive(entry.get("timeout"), "timeout", at, float),
-                reps=_positive(entry.get("reps"), "reps", at),
-            ))
-    return Suite(
-        name=str(data.get("name", path.stem)), description=str(data.get("description", "")),
-        reps=_positive(data.get("reps"), "reps", where), timeout=_positive(data.get("timeout"), "timeout", where, float),
-        benchmarks=tuple(benchmarks),
-    )
+            benchmarks.append(Benchmark(scenario=scenario.name, params=params, impls=tuple(impls), threads=threads,
+                                        warmup=warmup, timeout=timeout, reps=reps))
+    try:
+        reps = _maybe(data, "reps", lambda v, n: validate.whole(n, v, 1, validate.MAX_REPS))
+        timeout = _maybe(data, "timeout", lambda v, n: validate.seconds(n, v))
+    except UsageError as exc:
+        raise UsageError(f"{where}: {exc}") from None
+    return Suite(name=str(data.get("name", path.stem)), description=str(data.get("description", "")),
+                 reps=reps, timeout=timeout, benchmarks=tuple(benchmarks))
+
+
+def _maybe(table: dict, key: str, check):
+    """table[key] checked by check(value, name), or None when absent (TOML values keep their type:
+    `threads = 0.5` or `reps = true` are errors, not 0 or 1)."""
+    return check(table[key], f"'{key}'") if key in table else None

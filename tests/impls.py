@@ -42,3 +42,28 @@ def require(impl_id: str) -> Manifest:
             pytest.skip(reason)
         pytest.fail(f"{impl_id}: {reason}")
     return BY_ID[impl_id]
+
+
+@cache
+def tool_readiness(tool_id: str) -> str | None:
+    from corobench.runkinds import RUN_KINDS
+
+    tools = {m.id: m for kind in RUN_KINDS.values() for m in kind.tools()}
+    m = tools[tool_id]
+    reason = unavailable_reason(m)
+    if reason:
+        return f"unavailable: {reason}"
+    result = builder.build(m, builder.BuildState(PROJECT_ROOT / "results"))
+    if not result.ok:
+        log_tail = result.log.read_text()[-1500:] if result.log and result.log.exists() else ""
+        return f"build failed: {result.error}\n{log_tail}"
+    return None
+
+
+def require_tool(tool_id: str) -> None:
+    """A tool the harness runs (the load generator) built, or the test is skipped (failed on CI)."""
+    reason = tool_readiness(tool_id)
+    if reason is not None:
+        if reason.startswith("unavailable") and os.environ.get("CI") != "true":
+            pytest.skip(reason)
+        pytest.fail(f"{tool_id}: {reason}")

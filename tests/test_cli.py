@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import json
 import io
 import os
 
@@ -16,9 +17,9 @@ from conftest import FAKES, corobench
     (["run"], "needs a scenario"),
     (["run", "chain", "--impl", "nosuch"], "unknown implementation 'nosuch'"),
     (["run", "chain", "--reps", "0"], "--reps must be at least 1"),
-    (["run", "chain", "--reps", "many"], "'many' is not a valid integer"),
-    (["run", "chain", "-w", "0"], "workers must be >= 1"),
-    (["run", "chain", "-t", "9"], "unknown event type"),
+    (["run", "chain", "--reps", "many"], "--reps must be a whole number"),
+    (["run", "chain", "-w", "0"], "workers must be at least 1"),
+    (["run", "chain", "-t", "9"], "unknown etype"),
     (["run", "chain", "-w", "4000000000", "-e", "4000000000", "-s", "4000000000"], "exceeds 2^63-1"),
     (["run", "chain", "--cpus", "99"], "--cpus 99"),
     (["run", "chain", "--timeout", "0"], "--timeout must be"),
@@ -44,9 +45,9 @@ def test_unwritable_results_path(tmp_path):
     assert proc.returncode == 2 and "not writable" in proc.stderr and len(proc.stderr.splitlines()) == 1
 
 
-def test_csv_has_the_original_columns(results):
+def test_legacy_format_has_the_original_columns(results):
     proc = corobench("run", "chain", "-w", "2,3", "-e", "5", "-t", "all", "--reps", "1", "--impl", "fake-good",
-                     "--format", "csv", results=results, impls=FAKES)
+                     "--format", "legacy", results=results, impls=FAKES)
     assert proc.returncode == 0, proc.stderr
     rows = list(csv.DictReader(io.StringIO(proc.stdout)))
     assert list(rows[0]) == ["program", "etype", "worker", "event", "time", "speed"]
@@ -117,3 +118,31 @@ def test_report_draws_charts_and_tables_from_a_stored_session(results, tmp_path)
     assert corobench("report", "latest", "--out", str(out2), results=results, impls=FAKES).returncode == 0
     assert (out2 / "tasks-memory-d0.png").exists() and (out2 / "tasks-spawn-d0.png").exists()
     assert (out2 / "tasks-memory-n4-d0.png").exists()
+
+
+def test_help_loads_neither_scipy_nor_matplotlib():
+    import subprocess
+    import sys
+
+    code = ("import sys\nfrom corobench.cli import entry\nentry(['--help'])\nentry(['run', 'chain', '--help'])\n"
+            "print(sorted(m for m in ('scipy', 'matplotlib') if m in sys.modules))")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_options_before_the_scenario_keep_zero_and_explicit_values(results):
+    # `run --warmup 0 --format csv chain ... --format json`: the 0 is kept, the later --format wins
+    proc = corobench("run", "--warmup", "0", "--format", "csv", "chain", "-w", "2", "-e", "3", "--reps", "1",
+                     "--impl", "fake-good", "--format", "json", results=results, impls=FAKES)
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    assert doc["results"][0]["runs_ok"] == 1
+    import sqlite3
+
+    db = sqlite3.connect(results / "corobench.sqlite")
+    settings = json.loads(db.execute("SELECT settings FROM sessions").fetchone()[0])
+    assert settings["warmup"] == 0 and settings["reps"] == 1
+    zero_reps = corobench("run", "--reps", "0", "chain", "-w", "2", "-e", "3", "--impl", "fake-good",
+                          results=results, impls=FAKES)
+    assert zero_reps.returncode == 2 and "--reps must be at least 1" in zero_reps.stderr

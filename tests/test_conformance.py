@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from corobench.benchmark import command_for
 from corobench.discover import Program, programs_for
 from corobench.measure import run_measured
-from corobench.scenarios import ETYPES, get_scenario
+from corobench.runkinds import command_for
+from corobench.scenarios import get_scenario
+from corobench.scenarios.chain import ETYPES
 from corobench.verify import verify
 from impls import MANIFESTS, require
 

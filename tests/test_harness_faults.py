@@ -11,7 +11,8 @@ import pytest
 
 from conftest import FAKES, corobench
 
-TINY = ["run", "chain", "-w", "3", "-e", "4", "-q", "2", "--reps", "2", "--timeout", "3"]
+TINY = ["run", "chain", "-w", "3", "-e", "4", "-q", "2", "--reps", "2", "--timeout", "60"]
+HANG_TIMEOUT = ["--timeout", "5"]  # later options win: the hanging fake is killed after 5 s
 
 
 def runs(results) -> list[dict]:
@@ -28,12 +29,13 @@ def runs(results) -> list[dict]:
     ("wrongsum", "checksum", "checksum is 106, expected 105"),
     ("wrongparam", "output", "'workers' is 4, expected 3"),
     ("resource", "resource", "started 12 of 100 threads"),
-    ("hang", "timeout", "timed out after 3 s"),
+    ("hang", "timeout", "timed out after 5 s"),
 ])
 def test_each_fault_is_stored_as_failed_with_its_reason(results, mode, kind, reason):
     # --no-verify-first is not offered: the fault must be caught by verifying the measured run,
     # so use the fake at the measured size too (the verification run fails first, same reason)
-    proc = corobench(*TINY, "--impl", f"fake-good,fake-{mode}", results=results, impls=FAKES)
+    proc = corobench(*TINY, *(HANG_TIMEOUT if mode == "hang" else []), "--impl", f"fake-good,fake-{mode}",
+                     results=results, impls=FAKES)
     assert proc.returncode == 1, proc.stderr
     rows = runs(results)
     bad = [r for r in rows if r["program"] == f"fake-{mode}"]
@@ -61,7 +63,7 @@ def alive(pid: int) -> bool:
 def test_hang_kills_the_whole_process_group(results, tmp_path):
     pidfile = tmp_path / "pids"
     started = time.monotonic()
-    proc = corobench(*TINY, "--impl", "fake-hang", results=results, impls=FAKES,
+    proc = corobench(*TINY, *HANG_TIMEOUT, "--impl", "fake-hang", results=results, impls=FAKES,
                      env={"FAKE_PIDFILE": str(pidfile)})
     assert time.monotonic() - started < 60
     assert proc.returncode == 1
@@ -158,10 +160,11 @@ def test_tasks_that_were_not_all_alive_at_once_are_flagged():
     from corobench.results import build_cells
 
     row = {"rep": 1, "scenario": "tasks", "program": "x", "params_key": "k", "threads": None, "status": "ok",
-           "params": json.dumps({"tasks": 1000, "sleep_ms": 100}), "elapsed_ns": 3 * 10**9, "spawn_ns": 2 * 10**9,
+           "params": json.dumps({"tasks": 1000, "sleep_ms": 100}), "elapsed_ns": 3 * 10**9,
+           "metrics": json.dumps({"spawn_ns": 2 * 10**9}),
            "wall_ns": 3 * 10**9, "user_s": 1.0, "sys_s": 0.1, "max_rss_kb": 1000, "cgroup_peak_bytes": None,
            "other_cpu_fraction": None, "loadavg": 0.0, "reported_threads": 1, "reason": None}
     (cell,) = build_cells([row])
     assert any("not all 1000 were alive at once" in w for w in cell.warnings)
-    (fast,) = build_cells([{**row, "spawn_ns": 10**6}])
+    (fast,) = build_cells([{**row, "metrics": json.dumps({"spawn_ns": 10**6})}])
     assert not any("alive at once" in w for w in fast.warnings)

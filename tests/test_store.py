@@ -1,5 +1,6 @@
 import json
 import sqlite3
+from pathlib import Path
 
 import pytest
 
@@ -45,3 +46,59 @@ def test_unusable_database_path_is_a_usage_error(tmp_path):
     (tmp_path / "file").write_text("")
     with pytest.raises(UsageError, match="cannot use results database"):
         Store(tmp_path / "file" / "r.sqlite")
+
+
+FIXTURE_V0 = Path(__file__).parent / "fixtures" / "store" / "schema-v0.sqlite"
+
+
+def test_a_database_of_the_first_schema_is_upgraded_in_place_with_every_row(tmp_path):
+    import shutil
+
+    from corobench.results import build_cells
+    from corobench.store import SCHEMA_VERSION
+
+    db = tmp_path / "corobench.sqlite"
+    shutil.copy(FIXTURE_V0, db)
+    old = sqlite3.connect(db)
+    before = [tuple(r) for r in old.execute("SELECT id, program, scenario, rep, status, reason, elapsed_ns, spawn_ns"
+                                            " FROM runs ORDER BY id")]
+    sessions_before = old.execute("SELECT id, status, command FROM sessions ORDER BY id").fetchall()
+    old.close()
+    assert len(before) == 10 and sum(1 for r in before if r[7] is not None) == 3
+
+    store = Store(db)
+    assert store.db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+    after = store.db.execute("SELECT id, program, scenario, rep, status, reason, elapsed_ns, metrics"
+                             " FROM runs ORDER BY id").fetchall()
+    assert [tuple(r)[:7] for r in after] == [r[:7] for r in before]
+    # spawn_ns moved into the metrics column, value for value
+    assert [json.loads(r["metrics"])["spawn_ns"] if r["metrics"] else None for r in after] == [r[7] for r in before]
+    assert [tuple(r) for r in store.db.execute("SELECT id, status, command FROM sessions ORDER BY id")] == \
+        [tuple(r) for r in sessions_before]
+    # and the reports read the upgraded rows: the tasks cells have their spawn figure
+    tasks = [c for c in build_cells(store.runs(2)) if c.scenario == "tasks"]
+    assert tasks and tasks[0].summaries["spawn_s"].median == pytest.approx(1e-6)
+    store.close()
+    # opening again is a no-op
+    Store(db).close()
+
+
+def test_a_database_of_a_newer_corobench_is_refused_with_one_line(tmp_path):
+    db = tmp_path / "corobench.sqlite"
+    Store(db).close()
+    raw = sqlite3.connect(db)
+    raw.execute("PRAGMA user_version = 99")
+    raw.commit()
+    raw.close()
+    with pytest.raises(UsageError, match="written by a newer corobench"):
+        Store(db)
+
+
+def test_scenario_metrics_round_trip(tmp_path):
+    store = Store(tmp_path / "r.sqlite")
+    sid = store.begin_session("c", None, {}, {}, {})
+    r = row(1)
+    r.metrics = {"spawn_ns": 5, "latency_us": {"p99": 1.5}}
+    store.add_run(sid, r)
+    (stored,) = store.runs(sid)
+    assert json.loads(stored["metrics"]) == {"spawn_ns": 5, "latency_us": {"p99": 1.5}}

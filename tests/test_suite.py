@@ -48,10 +48,19 @@ impls = ["go"]
     ("[[benchmark]]\nworkers = 1\n", "needs a 'scenario'"),
     ("[[benchmark]]\nscenario = 'pingpong'\n", "unknown scenario"),
     ("[[benchmark]]\nscenario = 'chain'\nworkerz = 1\n", "unknown key"),
-    ("[[benchmark]]\nscenario = 'chain'\nworkers = 0\n", "workers must be >= 1"),
-    ("[[benchmark]]\nscenario = 'chain'\netype = 'float'\n", "unknown event type"),
-    ("reps = 0\n[[benchmark]]\nscenario = 'chain'\n", "'reps' must be a positive"),
+    ("[[benchmark]]\nscenario = 'chain'\nworkers = 0\n", "workers must be at least 1"),
+    ("[[benchmark]]\nscenario = 'chain'\netype = 'float'\n", "unknown etype"),
+    ("reps = 0\n[[benchmark]]\nscenario = 'chain'\n", "'reps' must be at least 1"),
     ("colour = 1\n[[benchmark]]\nscenario = 'chain'\n", "unknown key"),
+    ("[[benchmark]]\nscenario = 'chain'\nthreads = 0.5\n", "'threads' must be a whole number"),
+    ("[[benchmark]]\nscenario = 'chain'\nwarmup = true\n", "'warmup' must be a whole number"),
+    ("timeout = inf\n[[benchmark]]\nscenario = 'chain'\n", "'timeout' must be more than 0"),
+    ("timeout = nan\n[[benchmark]]\nscenario = 'chain'\n", "'timeout' must be more than 0"),
+    ("timeout = 1e300\n[[benchmark]]\nscenario = 'chain'\n", "'timeout' must be more than 0"),
+    ("[[benchmark]]\nscenario = 'chain'\nworkers = '1_0'\n", "workers must be a whole number"),
+    ("[[benchmark]]\nscenario = 'chain'\nworkers = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]\nevents = "
+     "[1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]\nqueue = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]\nesize = "
+     "[1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]\n", "at most 10000"),
 ])
 def test_malformed_suites(tmp_path, text, message):
     with pytest.raises(UsageError, match=message):
@@ -61,3 +70,10 @@ def test_malformed_suites(tmp_path, text, message):
 def test_missing_suite_file(tmp_path):
     with pytest.raises(UsageError, match="cannot read suite"):
         load_suite(tmp_path / "nope.toml")
+
+
+def test_a_suite_that_is_not_utf8_is_one_clear_error(tmp_path):
+    path = tmp_path / "s.toml"
+    path.write_bytes(b"name = '\xff\xfe'\n[[benchmark]]\nscenario = 'chain'\n")
+    with pytest.raises(UsageError, match="not UTF-8"):
+        load_suite(path)

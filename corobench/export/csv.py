@@ -1,4 +1,4 @@
-"""CSV: the original chain benchmark's columns, and a full table of every metric."""
+"""CSV: every metric of every cell, with its statistics."""
 
 from __future__ import annotations
 
@@ -6,27 +6,6 @@ import csv
 import io
 
 from corobench.results import Cell
-
-
-def chain_legacy_csv(cells: list[Cell]) -> str:
-    """`program,etype,worker,event,time,speed`: time in s, speed in events/s, both medians.
-
-    FAILED cells keep their line with FAILED in the figures, so no one mistakes a gap for a result.
-    """
-    out = io.StringIO()
-    w = csv.writer(out, lineterminator="\n")
-    w.writerow(["program", "etype", "worker", "event", "time", "speed"])
-    for c in cells:
-        if c.scenario != "chain":
-            continue
-        p = c.params
-        if c.status == "ok" and "time_s" in c.summaries:
-            time_s = f"{c.summaries['time_s'].median:.6f}"
-            speed = f"{c.summaries['speed'].median:.0f}"
-        else:
-            time_s = speed = c.status.upper()
-        w.writerow([c.program, p["etype"], p["workers"], p["events"], time_s, speed])
-    return out.getvalue()
 
 
 def full_csv(cells: list[Cell]) -> str:

@@ -7,11 +7,11 @@ from pathlib import Path
 
 from corobench.errors import UsageError
 from corobench.paths import writable_dir
-from corobench.export.csv import chain_legacy_csv, full_csv
+from corobench.export.csv import full_csv
 from corobench.export.json import to_json
 from corobench.export.markdown import scenario_tables
-from corobench.report.charts import CHARTS
 from corobench.results import build_cells, by_scenario
+from corobench.scenarios import get_scenario
 from corobench.store import Store
 
 
@@ -65,8 +65,11 @@ def write_report(db_path: Path, which: str, out_dir: Path) -> list[Path]:
     write("results.csv", full_csv(cells))
     write("results.json", to_json(cells, meta))
     scenarios = by_scenario(cells)
-    if "chain" in scenarios:
-        write("chain.csv", chain_legacy_csv(cells))
+    for name, group in scenarios.items():
+        scenario = get_scenario(name)
+        legacy = scenario.legacy(group)
+        if legacy is not None and scenario.legacy_name:
+            write(scenario.legacy_name, legacy)
 
     md = [f"# corobench report — session {meta['session']}\n",
           "Medians of the measured repetitions; the bracket is the median's 95 % confidence interval "
@@ -78,7 +81,7 @@ def write_report(db_path: Path, which: str, out_dir: Path) -> list[Path]:
     verify_failures = [r for r in rows if r["rep"] == 0 and r["status"] == "failed"]
     for scenario, group in scenarios.items():
         md.append(f"## {scenario}\n")
-        for chart in CHARTS[scenario](group, out_dir):
+        for chart in get_scenario(scenario).charts(group, out_dir):
             written.append(chart)
             if chart.suffix == ".png":
                 md.append(f"![{chart.stem}]({chart.name})\n")

@@ -1,0 +1,19 @@
+"""Each original benchmark's own output format (e.g. chain's `program,etype,worker,event,time,speed`).
+
+The format belongs to the scenario (`Scenario.legacy`); this exporter only concatenates them, in
+report order, for the scenarios of the cells that have one.
+"""
+
+from __future__ import annotations
+
+from corobench.results import Cell, by_scenario
+from corobench.scenarios import get_scenario
+
+
+def legacy_text(cells: list[Cell]) -> str:
+    parts = []
+    for scenario, group in by_scenario(cells).items():
+        text = get_scenario(scenario).legacy(group)
+        if text is not None:
+            parts.append(text)
+    return "\n".join(parts)

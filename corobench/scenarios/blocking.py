@@ -1,0 +1,60 @@
+"""blocking: T tasks per iteration each read B bytes of /dev/urandom and write them to /dev/null.
+
+What happens when tasks do small blocking file I/O inside an async runtime? The original reports
+the time per iteration of each way to do it (the runtime's async file API, a blocking pool, a
+plain blocking call on a worker thread), which are an implementation's variants.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Mapping
+
+from corobench.scenarios.base import CGROUP, CPU, RSS, WALL, Metric, Param, RunView, Scenario
+
+
+def _per_iteration(run: RunView) -> float | None:
+    if not run["elapsed_ns"]:
+        return None
+    return run["elapsed_ns"] / run.params["iterations"] / 1e3
+
+
+PER_ITERATION = Metric("per_iteration_us", "per iteration", "µs", _per_iteration, "lower")
+
+
+class Blocking(Scenario):
+    name = "blocking"
+    summary = "T tasks per iteration each read B bytes of /dev/urandom and write them to /dev/null"
+    report_order = 30
+    params = (
+        Param("tasks", "--tasks", 1000, "tasks per iteration", short="-n"),
+        Param("iterations", "--iterations", 1000, "measured iterations", short="-i"),
+        Param("bytes", "--bytes", 10, "bytes each task reads and writes", short="-b"),
+    )
+    metrics = (PER_ITERATION, WALL, CPU, RSS, CGROUP)
+    examples = "e.g. -n 100,1000 -i 100 (comma lists sweep)"
+
+    def expected_checksum(self, params: Mapping) -> int:
+        return params["tasks"] * params["iterations"] * params["bytes"]
+
+    def smoke_params(self, params: Mapping) -> dict:
+        return {**params, "tasks": 4, "iterations": 3, "bytes": 5}
+
+    def run_metrics(self, result: Mapping, params: Mapping) -> dict:
+        pool = result.get("pool_threads")
+        return {"pool_threads": pool} if type(pool) is int else {}
+
+    def charts(self, cells, out_dir: Path) -> list[Path]:
+        """Time per iteration, one bar per program/variant, one figure per parameter set."""
+        from corobench.report import chartkit as ck
+
+        paths: list[Path] = []
+        for (tasks, iterations, nbytes, threads), group in ck.shapes(cells, "tasks", "iterations", "bytes").items():
+            t = f", threads={threads}" if threads is not None else ""
+            paths += ck.bars(group, "per_iteration_us", "time per iteration (µs)",
+                             f"blocking: {tasks} tasks x {nbytes} bytes, {iterations} iterations{t}",
+                             out_dir, f"blocking-n{tasks}-i{iterations}-b{nbytes}" + (f"-t{threads}" if threads else ""))
+        return paths
+
+
+SCENARIO = Blocking()

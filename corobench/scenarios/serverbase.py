@@ -1,0 +1,94 @@
+"""What the server scenarios (echo, http) share: metrics of a loaded server, checks of its lines.
+
+A server run (corobench/runkinds/server.py) stores in the run's metrics what the load generator
+measured over its window (rates, latency) and what the sampler saw of the server in that window
+(CPU, memory); these metrics read them back. The scenario modules add their parameters, the
+load generator's argv, and the counts the server's final line must agree on.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Mapping
+
+from corobench.scenarios.base import CGROUP, Metric, Param, Scenario, measured
+
+RPS = Metric("rps", "requests/s", "req/s", measured("rps"), "higher")
+LAT_MEAN = Metric("lat_mean_us", "latency mean", "µs", measured("lat_mean_us"), "lower")
+LAT_P50 = Metric("lat_p50_us", "latency p50", "µs", measured("lat_p50_us"), "lower")
+LAT_P90 = Metric("lat_p90_us", "latency p90", "µs", measured("lat_p90_us"), "lower")
+LAT_P99 = Metric("lat_p99_us", "latency p99", "µs", measured("lat_p99_us"), "lower")
+LAT_P999 = Metric("lat_p999_us", "latency p99.9", "µs", measured("lat_p999_us"), "lower")
+LAT_MAX = Metric("lat_max_us", "latency max", "µs", measured("lat_max_us"), "lower")
+CORES = Metric("server_cores", "server CPU", "cores", measured("server_cores"), "lower")
+CPU_PER_REQUEST = Metric("cpu_us_per_request", "server CPU per request", "µs", measured("cpu_us_per_request"), "lower")
+RPS_PER_CORE = Metric("rps_per_core", "requests/s per core", "req/s", measured("rps_per_core"), "higher")
+PEAK_RSS = Metric("peak_rss_mib", "peak RSS", "MiB", measured("vm_hwm_bytes", 1 / 2**20), "lower")
+PEAK_VSZ = Metric("peak_vsz_mib", "peak VSZ", "MiB", measured("vm_peak_bytes", 1 / 2**20), "lower")
+READY_RSS = Metric("ready_rss_mib", "RSS at ready", "MiB", measured("ready_rss_bytes", 1 / 2**20), "lower")
+THREADS = Metric("threads_peak", "threads peak", "threads", measured("threads_peak"), "lower")
+CLIENT_SHARE = Metric("client_cpu_share", "client CPU share", "of its CPUs", measured("client_cpu_share"), "lower")
+
+CLIENT_BOUND = 0.90  # a client using this share of its CPUs may be what limits the rate
+HOST = "127.0.0.1"  # every server binds loopback; port 0: the kernel picks a free port
+
+
+def param(name: str, long: str, default: int, help: str, minimum: int = 1, maximum: int = 10**9,
+          to_program: bool = False) -> Param:
+    return Param(name, long, default, help, minimum=minimum, maximum=maximum, to_program=to_program)
+
+
+class ServerScenario(Scenario):
+    kind = "server"
+    timing_fields = ()
+
+    def argv(self, params: Mapping) -> list[str]:
+        """The server's arguments: where to listen, then the parameters the server takes."""
+        rest = super().argv(params)
+        return [rest[0], "--host", HOST, "--port", "0", *rest[1:]]
+
+    def client_argv(self, params: Mapping, target: str, threads: int) -> list[str]:
+        """corobench-load's arguments (after its run argv) for these parameters."""
+        raise NotImplementedError
+
+    def client_timeout_s(self, params: Mapping, run_timeout_s: float) -> float:
+        """How long the load may take before the run is called a timeout."""
+        duration = params.get("duration", 0) + params.get("warmup_s", 0)
+        return duration + 60.0 if duration else run_timeout_s
+
+    def expected_requests(self, params: Mapping) -> int | None:
+        """Requests a correct count-bounded load completes (None: duration-bounded)."""
+        return None
+
+    def check_final(self, params: Mapping, final: Mapping, client: Mapping) -> str | None:
+        """Why the server's final line disagrees with the client's counts, or None."""
+        raise NotImplementedError
+
+    def caveats(self, params: Mapping, medians: Mapping[str, float]) -> list[str]:
+        share = medians.get("client_cpu_share")
+        if share is not None and share >= CLIENT_BOUND:
+            return [f"the load generator used {share:.0%} of its CPUs: the rate may be the client's limit, "
+                    "not the server's (give it more --client-cpus)"]
+        return []
+
+    def charts(self, cells, out_dir: Path) -> list[Path]:
+        """The original's two figures (peak RSS and peak VSZ per program), requests/s, latency
+        percentiles and RSS over time, one set per parameter set."""
+        from corobench.report import chartkit as ck
+
+        paths: list[Path] = []
+        for key, group in ck.by_label(cells).items():
+            tag = f"{self.name}-{ck.slug(key)}"
+            paths += ck.bars(group, "peak_rss_mib", "server peak RSS (MiB, VmHWM)", f"{self.name}: peak RSS, {key}",
+                             out_dir, f"{tag}-rss")
+            paths += ck.bars(group, "peak_vsz_mib", "server peak virtual size (MiB, VmPeak)",
+                             f"{self.name}: peak VSZ, {key}", out_dir, f"{tag}-vsz")
+            paths += ck.bars(group, "rps", "requests/s", f"{self.name}: requests/s, {key}", out_dir, f"{tag}-rps",
+                             better="higher")
+            paths += ck.percentiles(group, (("p50", "lat_p50_us"), ("p90", "lat_p90_us"), ("p99", "lat_p99_us"),
+                                            ("p99.9", "lat_p999_us")),
+                                    "latency (µs, log scale)", f"{self.name}: latency percentiles, {key}", out_dir,
+                                    f"{tag}-latency")
+            paths += ck.over_time(group, "rss_series", "server RSS (MiB)", f"{self.name}: server RSS during the load, "
+                                  f"{key}", out_dir, f"{tag}-rss-time")
+        return paths

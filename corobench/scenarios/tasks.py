@@ -1,0 +1,66 @@
+"""tasks: N concurrent tasks, each sleeps D ms then counts itself — memory and start-up cost.
+
+The "how much memory do a million tasks need" comparison: peak memory against N (1 … 1,000,000),
+and the time to start them all.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Mapping
+
+from corobench.scenarios.base import CGROUP, CPU, ELAPSED, RSS, WALL, Metric, Param, Scenario, measured
+
+SPAWN = Metric("spawn_s", "spawn", "s", measured("spawn_ns", 1e-9), "lower")
+
+
+class Tasks(Scenario):
+    name = "tasks"
+    summary = "N concurrent tasks, each sleeps D ms then counts itself: memory and start-up cost"
+    report_order = 20
+    params = (
+        Param("tasks", "--tasks", 10000, "concurrent tasks", short="-n"),
+        Param("sleep_ms", "--sleep-ms", 10000, "how long each task sleeps, ms", short="-d", minimum=0),
+    )
+    metrics = (RSS, CGROUP, SPAWN, ELAPSED, CPU, WALL)
+    timing_fields = ("elapsed_ns", "spawn_ns")
+    examples = "e.g. -n 1000,100000 -d 1000 (comma lists sweep)"
+
+    def expected_checksum(self, params: Mapping) -> int:
+        return params["tasks"]
+
+    def smoke_params(self, params: Mapping) -> dict:
+        return {**params, "tasks": 10, "sleep_ms": 1}
+
+    def run_metrics(self, result: Mapping, params: Mapping) -> dict:
+        return {"spawn_ns": result["spawn_ns"]}
+
+    def caveats(self, params: Mapping, medians: Mapping[str, float]) -> list[str]:
+        if medians.get("spawn_s", 0) * 1000 > params["sleep_ms"]:
+            return [f"spawning took {medians['spawn_s']:.3g} s, longer than the {params['sleep_ms']} ms sleep: "
+                    f"the first tasks ended before the last began, so not all {params['tasks']} were alive at once"]
+        return []
+
+    def charts(self, cells, out_dir: Path) -> list[Path]:
+        """Peak memory and spawn time against N (log-log), and a bar chart of memory per N."""
+        from corobench.report import chartkit as ck
+
+        paths: list[Path] = []
+        for sleep_ms, group in ck.by_param(cells, "sleep_ms").items():
+            suffix = f"d{sleep_ms}"
+            paths += ck.against(group, "tasks", "concurrent tasks N", "rss_mib", 1.0,
+                                "peak RSS (MiB, lower is better)",
+                                f"tasks: peak memory against N (sleep {sleep_ms} ms)", out_dir,
+                                f"tasks-memory-{suffix}")
+            paths += ck.against(group, "tasks", "concurrent tasks N", "spawn_s", 1e3,
+                                "time to start all N (ms, lower is better)",
+                                f"tasks: spawn time against N (sleep {sleep_ms} ms)", out_dir,
+                                f"tasks-spawn-{suffix}")
+            for n, cells_n in sorted(ck.by_param(group, "tasks").items()):
+                paths += ck.bars(cells_n, "rss_mib", "peak RSS (MiB)",
+                                 f"tasks: peak memory at N = {n} (sleep {sleep_ms} ms)", out_dir,
+                                 f"tasks-memory-n{n}-{suffix}")
+        return paths
+
+
+SCENARIO = Tasks()
