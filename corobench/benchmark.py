@@ -18,6 +18,7 @@ from corobench.discover import Program
 from corobench.options import Options
 from corobench.runkinds import RunRequest, kind_of
 from corobench.scenarios import get_scenario
+from corobench.signals import SignalGuard
 from corobench.store import RunRow, Store, params_key
 from corobench.suite import Benchmark
 
@@ -33,17 +34,21 @@ class Job:
 
 class Runner:
     def __init__(self, store: Store, session_id: int, options: Options,
-                 on_run: Callable[[RunRow], None] | None = None):
+                 on_run: Callable[[RunRow], None] | None = None, guard: SignalGuard | None = None):
         self.store = store
         self.session_id = session_id
         self.options = options
         self.on_run = on_run or (lambda row: None)
+        self.guard = guard or SignalGuard()  # a signal waits until the row is stored
+        self.stored = 0
         self.verified: dict[tuple, str | None] = {}  # (program, scenario, threads, params) -> failure reason
         self.counter = 0
         self.failures = 0
 
     def _record(self, row: RunRow) -> RunRow:
-        self.store.add_run(self.session_id, row)
+        with self.guard.critical():
+            self.store.add_run(self.session_id, row)
+            self.stored += 1
         if row.status == "failed" and row.rep > 0:
             self.failures += 1  # a failed verification run is counted through its cell's row
         self.on_run(row)

@@ -19,6 +19,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from corobench import tracking
+
 CGROUP_BASE = Path("/sys/fs/cgroup")
 PARENT_NAME = "corobench"
 
@@ -87,6 +89,7 @@ class RunCgroup:
             if path.exists():
                 cls(path, h.version).remove()
             path.mkdir()
+            tracking.started("cgroup", str(path))
             return cls(path, h.version)
         except OSError:
             return None
@@ -155,8 +158,10 @@ class RunCgroup:
             self.kill_all()
             try:
                 self.path.rmdir()
+                tracking.ended("cgroup", str(self.path))
                 return True
             except FileNotFoundError:
+                tracking.ended("cgroup", str(self.path))
                 return True
             except OSError:
                 time.sleep(0.02)

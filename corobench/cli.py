@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shlex
+import signal
 import sys
 from dataclasses import replace
 from pathlib import Path
@@ -18,8 +19,13 @@ from corobench import build as builder
 from corobench import validate
 from corobench.benchmark import Job, Runner, log_line, planned_runs, print_log
 from corobench.discover import discover, runtime_settings, select_programs, toolchain_version, unavailable_reason
-from corobench.errors import UsageError
+from corobench import tracking
+from corobench.errors import (EXIT_BAD_INPUT, EXIT_HARNESS_BUG, EXIT_OK, EXIT_RUNS_FAILED, EXIT_STORE_FAILED,
+                              Interrupted, StoreError, UsageError)
+from corobench.recovery import SessionTracker, recover_abandoned
+from corobench.signals import SignalGuard
 from corobench.export import FORMATS, full_csv, legacy_text, print_table, to_json, to_markdown
+from corobench.crash import write_crash_log
 from corobench.machine import git_commit, metadata
 from corobench.options import Options
 from corobench.paths import default_results_dir, writable_dir
@@ -28,6 +34,7 @@ from corobench.runkinds import RUN_KINDS, kind_of
 from corobench.scenarios import SCENARIOS, Scenario, get_scenario
 from corobench.store import Store
 from corobench.suite import Benchmark, expand, load_suite
+from corobench.verify import clean_text
 
 err = Console(stderr=True)
 
@@ -56,6 +63,24 @@ def cli(ctx: click.Context, results: Path | None, impls: tuple[Path, ...]) -> No
     ctx.obj["results"] = results or default_results_dir()
     if impls:
         os.environ["COROBENCH_IMPLS"] = os.pathsep.join(str(p.resolve()) for p in impls)
+    recover(ctx.obj["results"] / DB_NAME)
+
+
+def recover(db: Path) -> None:
+    """Sessions whose corobench was killed outright: marked abandoned, their leftovers killed."""
+    if not db.is_file():
+        return
+    try:
+        store = Store(db)
+    except UsageError:
+        return  # a damaged database is reported by the commands that read it
+    try:
+        for line in recover_abandoned(store):
+            err.print(f"corobench: {line}", highlight=False)
+    except (UsageError, StoreError):
+        pass
+    finally:
+        store.close()
 
 
 # --------------------------------------------------------------------------- list, doctor, setup
@@ -243,7 +268,7 @@ def execute(ctx: click.Context, benchmarks: list[Benchmark], *, impls, reps, thr
         job.unavailable = {p.name: broken.get(p.manifest.id) or no_tool[0] for p in job.programs
                            if p.manifest.id in broken or no_tool}
 
-    store = Store(rdir / DB_NAME)
+    store = Store(rdir / DB_NAME, for_writing=True)
     ready = {i: m for i, m in sorted(involved.items()) if i not in broken}
     toolchains = {i: toolchain_version(m) for i, m in ready.items()}
     runtime_info = {i: info for i, m in ready.items() if (info := runtime_settings(m))}
@@ -251,14 +276,51 @@ def execute(ctx: click.Context, benchmarks: list[Benchmark], *, impls, reps, thr
                 "cpus": sorted(options.cpus) if options.cpus else None, "suite": suite_name,
                 "runtime_info": runtime_info, **{k: v for kind in kinds for k, v in kind.settings(options).items()}}
     command = "corobench " + " ".join(shlex.quote(a) for a in sys.argv[1:])
-    session_id = store.begin_session(command, git_commit(), metadata(), toolchains, settings)
+    guard = SignalGuard().install()
+    try:
+        with guard.critical():
+            session_id = store.begin_session(command, git_commit(), metadata(), toolchains, settings,
+                                              os.getpid(), tracking.process_identity(os.getpid()))
+        status, code = run_session(store, session_id, jobs, options, kinds, guard)
+    finally:
+        guard.restore()
+        tracking.current = None
+    rows = store.runs(session_id)
+    store.close()
+    if status != "finished":
+        err.print(f"{status}: the {len(rows)} runs that finished are stored in session {session_id}",
+                  highlight=False)
+        ctx.exit(code)
+    cells = build_cells(rows)
+    if fmt == "csv":
+        click.echo(full_csv(cells), nl=False)
+    elif fmt == "legacy":
+        click.echo(legacy_text(cells), nl=False)
+    elif fmt == "md":
+        click.echo(to_markdown(cells))
+    elif fmt == "json":
+        click.echo(to_json(cells, {"session": session_id}))
+    else:
+        print_table(cells)
+    if code:
+        err.print(f"[red]{code_failures(store, rows)} run(s) FAILED[/]: stored with their reasons in session "
+                  f"{session_id}", highlight=False)
+        ctx.exit(code)
+
+
+def code_failures(store: Store, rows) -> int:
+    return sum(1 for r in rows if r["status"] == "failed" and r["rep"] > 0)
+
+
+def run_session(store: Store, session_id: int, jobs: list[Job], options: Options, kinds, guard: SignalGuard
+                ) -> tuple[str, int]:
+    """Run the jobs of a session; (its final status, the exit code). The session row always ends
+    with the truth: finished, interrupted (a signal), store-failed (a write failed) or crashed (a bug)."""
     err.print(f"session {session_id}: results in {store.path}", highlight=False)
     for kind in kinds:
         note = kind.plan_note(options)
         if note:
             err.print(note, highlight=False)
-
-    total = planned_runs(jobs, options.reps)
     interactive = err.is_terminal
     progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                         TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
@@ -273,37 +335,34 @@ def execute(ctx: click.Context, benchmarks: list[Benchmark], *, impls, reps, thr
         elif row.status != "ok":
             progress.console.print(log_line(row), highlight=False, markup=False)
 
-    runner = Runner(store, session_id, options, on_run)
-    task = progress.add_task("starting", total=total)
-    status = "finished"
+    runner = Runner(store, session_id, options, on_run, guard)
+    task = progress.add_task("starting", total=planned_runs(jobs, options.reps))
+    tracking.current = SessionTracker(store, session_id, guard)
+    status, code = "finished", EXIT_OK
     try:
         with progress:
             for job in jobs:
                 runner.run_job(job, job.benchmark.reps or options.reps)
+        code = EXIT_RUNS_FAILED if runner.failures else EXIT_OK
+    except Interrupted as stop:
+        status, code = "interrupted", 128 + stop.signum
     except KeyboardInterrupt:
-        status = "interrupted"
+        status, code = "interrupted", 128 + signal.SIGINT
+    except StoreError as exc:
+        status, code = "store-failed", EXIT_STORE_FAILED
+        err.print(f"corobench: {exc}; the session stopped: {runner.stored} runs are stored, the run in progress "
+                  "is not", highlight=False)
+    except Exception:
+        status = "crashed"
+        raise  # entry() writes the traceback to a log and exits 70
     finally:
-        store.end_session(session_id, status)
-    rows = store.runs(session_id)
-    store.close()
-    cells = build_cells(rows)
-    if status == "interrupted":
-        err.print(f"interrupted: the {len(rows)} runs that finished are stored in session {session_id}")
-        sys.exit(130)
-    if fmt == "csv":
-        click.echo(full_csv(cells), nl=False)
-    elif fmt == "legacy":
-        click.echo(legacy_text(cells), nl=False)
-    elif fmt == "md":
-        click.echo(to_markdown(cells))
-    elif fmt == "json":
-        click.echo(to_json(cells, {"session": session_id}))
-    else:
-        print_table(cells)
-    if runner.failures:
-        err.print(f"[red]{runner.failures} run(s) FAILED[/]: stored with their reasons in session {session_id}",
-                  highlight=False)
-        ctx.exit(1)
+        tracking.current = None
+        with guard.critical():
+            try:
+                store.end_session(session_id, status)
+            except StoreError:
+                pass  # the disk is still full: the next command marks it abandoned
+    return status, code
 
 
 @cli.group(invoke_without_command=True)
@@ -395,17 +454,39 @@ def entry(args: list[str] | None = None) -> int:
         code = cli.main(args=args, standalone_mode=False, prog_name="corobench")
     except (UsageError, click.UsageError, click.BadParameter) as exc:
         message = exc.format_message() if isinstance(exc, click.ClickException) else str(exc)
-        print(f"corobench: error: {' '.join(message.split())}", file=sys.stderr)
-        return 2
+        print(f"corobench: error: {one_line(message)}", file=sys.stderr)
+        return EXIT_BAD_INPUT
     except click.ClickException as exc:
-        print(f"corobench: error: {' '.join(exc.format_message().split())}", file=sys.stderr)
+        print(f"corobench: error: {one_line(exc.format_message())}", file=sys.stderr)
         return exc.exit_code
+    except StoreError as exc:
+        print(f"corobench: {one_line(str(exc))}", file=sys.stderr)
+        return EXIT_STORE_FAILED
+    except Interrupted as stop:
+        print("corobench: interrupted", file=sys.stderr)
+        return 128 + stop.signum
     except (KeyboardInterrupt, click.Abort):
         print("corobench: interrupted", file=sys.stderr)
-        return 130
+        return 128 + signal.SIGINT
     except SystemExit as exc:
         return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    except Exception as exc:  # a bug in corobench: say so in one line, keep the traceback in a file
+        log = write_crash_log(exc, crash_folder())
+        print(f"corobench: internal error (a bug in corobench, not in your input): {exc.__class__.__name__}: "
+              f"{one_line(str(exc))[:200]}; traceback in {log}", file=sys.stderr)
+        return EXIT_HARNESS_BUG
     return code if isinstance(code, int) else 0
+
+
+def one_line(text: str) -> str:
+    return " ".join(clean_text(text, 2000).split())
+
+
+def crash_folder() -> Path | None:
+    try:
+        return default_results_dir()
+    except Exception:  # noqa: BLE001 - reporting a crash must not crash
+        return None
 
 
 def main() -> None:

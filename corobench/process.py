@@ -16,6 +16,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 
+from corobench import tracking
 from corobench.cgroup import RunCgroup
 from corobench.launcher import launcher_path
 
@@ -80,6 +81,12 @@ class Process:
         finally:
             os.close(report_w)
         self.launcher_pid = self._popen.pid  # also the process group id
+        try:
+            tracking.started("pgid", str(self.launcher_pid), tracking.process_identity(self.launcher_pid))
+        except BaseException:
+            os.killpg(self.launcher_pid, signal.SIGKILL)  # not recorded: not allowed to run
+            self._popen.wait()
+            raise
         self._report = b""
         self._lines: list[str] = []
         self._stdout_bytes = 0
@@ -239,6 +246,7 @@ class Process:
     def close(self) -> None:
         self.kill()
         self._ended.wait(10)
+        tracking.ended("pgid", str(self.launcher_pid))
         for closer in (lambda: os.close(self._report_r), self._stderr.close):
             try:
                 closer()

@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from corobench.errors import UsageError
+from corobench.errors import StoreError, UsageError
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 # The schema as version 0 (the first corobench) made it; migrations take it from there.
 SCHEMA_V0 = """
@@ -79,8 +79,16 @@ def _v0_to_v1(db: sqlite3.Connection) -> None:
     db.execute("ALTER TABLE runs DROP COLUMN spawn_ns")
 
 
+def _v1_to_v2(db: sqlite3.Connection) -> None:
+    """Who runs a session (to tell an abandoned one), and what it has running (to clean up after it)."""
+    db.execute("ALTER TABLE sessions ADD COLUMN harness_pid INTEGER")
+    db.execute("ALTER TABLE sessions ADD COLUMN harness_identity TEXT")  # boot id and process start time
+    db.execute("CREATE TABLE live (session_id INTEGER NOT NULL REFERENCES sessions(id), what TEXT NOT NULL,"
+               " ref TEXT NOT NULL, identity TEXT)")  # what: 'pgid' or 'cgroup'
+
+
 # MIGRATIONS[v] takes a database from version v to v + 1.
-MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_v0_to_v1]
+MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_v0_to_v1, _v1_to_v2]
 assert len(MIGRATIONS) == SCHEMA_VERSION
 
 
@@ -124,18 +132,33 @@ def _now() -> str:
 
 
 class Store:
-    def __init__(self, path: Path):
+    """The results database. Reads that meet a damaged file raise UsageError (one line, the path);
+    writes that fail (disk full, I/O error) raise StoreError; nothing here overwrites a damaged file."""
+
+    def __init__(self, path: Path, *, for_writing: bool = False):
         self.path = path
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             self.db = sqlite3.connect(path, timeout=30)
             self.db.execute("PRAGMA journal_mode=WAL")
+            if for_writing:
+                self._check_intact()
             self._upgrade()
         except sqlite3.DatabaseError as exc:
-            raise UsageError(f"cannot use results database {path}: {exc}") from None
+            raise UsageError(self._damaged(exc)) from None
         except OSError as exc:
             raise UsageError(f"cannot use results database {path}: {exc.strerror or exc}") from None
         self.db.row_factory = sqlite3.Row
+
+    def _damaged(self, exc: Exception) -> str:
+        return (f"results database {self.path} is damaged or not a corobench database ({exc}); "
+                "it is left as it is: move it away, or use another --results folder")
+
+    def _check_intact(self) -> None:
+        """Before a session writes to it: a damaged file is reported, never written to."""
+        problem = self.db.execute("PRAGMA quick_check(1)").fetchone()[0]
+        if problem != "ok":
+            raise sqlite3.DatabaseError(problem)
 
     def _upgrade(self) -> None:
         """Create or migrate the schema to SCHEMA_VERSION, in one transaction."""
@@ -157,22 +180,38 @@ class Store:
                 self.db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
 
     def close(self) -> None:
-        self.db.close()
+        try:
+            self.db.close()
+        except sqlite3.Error:
+            pass
+
+    # ---------------------------------------------------------------- writes
+
+    def _write(self, sql: str, values=()) -> sqlite3.Cursor:
+        try:
+            cur = self.db.execute(sql, values)
+            self.db.commit()  # each write is safe the moment it returns
+            return cur
+        except sqlite3.Error as exc:
+            try:
+                self.db.rollback()
+            except sqlite3.Error:
+                pass
+            raise StoreError(f"cannot write to results database {self.path}: {exc}") from None
 
     def begin_session(self, command: str, git_commit: str | None, machine: dict,
-                      toolchains: dict, settings: dict) -> int:
-        cur = self.db.execute(
-            "INSERT INTO sessions (started_at, command, git_commit, machine, toolchains, settings)"
-            " VALUES (?, ?, ?, ?, ?, ?)",
-            (_now(), command, git_commit, json.dumps(machine), json.dumps(toolchains), json.dumps(settings)),
+                      toolchains: dict, settings: dict, harness_pid: int | None = None,
+                      harness_identity: str | None = None) -> int:
+        cur = self._write(
+            "INSERT INTO sessions (started_at, command, git_commit, machine, toolchains, settings, harness_pid,"
+            " harness_identity) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (_now(), command, git_commit, json.dumps(machine), json.dumps(toolchains), json.dumps(settings),
+             harness_pid, harness_identity),
         )
-        self.db.commit()
         return int(cur.lastrowid)
 
     def end_session(self, session_id: int, status: str) -> None:
-        self.db.execute("UPDATE sessions SET finished_at = ?, status = ? WHERE id = ?",
-                        (_now(), status, session_id))
-        self.db.commit()
+        self._write("UPDATE sessions SET finished_at = ?, status = ? WHERE id = ?", (_now(), status, session_id))
 
     def add_run(self, session_id: int, row: RunRow) -> int:
         values = dict(row.__dict__)
@@ -185,27 +224,46 @@ class Store:
         values["started_at"] = _now()
         cols = ", ".join(values)
         marks = ", ".join(f":{k}" for k in values)
-        cur = self.db.execute(f"INSERT INTO runs ({cols}) VALUES ({marks})", values)
-        self.db.commit()  # each measurement is safe the moment it completes
-        return int(cur.lastrowid)
+        return int(self._write(f"INSERT INTO runs ({cols}) VALUES ({marks})", values).lastrowid)
+
+    def add_live(self, session_id: int, what: str, ref: str, identity: str | None) -> None:
+        self._write("INSERT INTO live (session_id, what, ref, identity) VALUES (?, ?, ?, ?)",
+                    (session_id, what, ref, identity))
+
+    def remove_live(self, session_id: int, what: str, ref: str) -> None:
+        self._write("DELETE FROM live WHERE session_id = ? AND what = ? AND ref = ?", (session_id, what, ref))
+
+    # ---------------------------------------------------------------- reads
+
+    def _read(self, sql: str, values=()) -> list[sqlite3.Row]:
+        try:
+            return self.db.execute(sql, values).fetchall()
+        except sqlite3.DatabaseError as exc:
+            raise UsageError(self._damaged(exc)) from None
 
     def session(self, which: str) -> sqlite3.Row:
         if which == "latest":
-            row = self.db.execute("SELECT * FROM sessions ORDER BY id DESC LIMIT 1").fetchone()
-            if row is None:
+            rows = self._read("SELECT * FROM sessions ORDER BY id DESC LIMIT 1")
+            if not rows:
                 raise UsageError(f"no sessions stored in {self.path}")
-            return row
-        if not which.isascii() or not which.isdigit():
-            raise UsageError(f"session must be 'latest' or a number, not '{which}'")
-        row = self.db.execute("SELECT * FROM sessions WHERE id = ?", (int(which),)).fetchone()
-        if row is None:
+            return rows[0]
+        if not which.isascii() or not which.isdigit() or len(which) > 18:
+            raise UsageError(f"session must be 'latest' or a number, not '{which[:30]}'")
+        rows = self._read("SELECT * FROM sessions WHERE id = ?", (int(which),))
+        if not rows:
             raise UsageError(f"no session {which} in {self.path}")
-        return row
+        return rows[0]
 
     def sessions(self) -> list[sqlite3.Row]:
-        return self.db.execute(
+        return self._read(
             "SELECT s.*, (SELECT COUNT(*) FROM runs r WHERE r.session_id = s.id) AS n_runs"
-            " FROM sessions s ORDER BY id").fetchall()
+            " FROM sessions s ORDER BY id")
 
     def runs(self, session_id: int) -> list[sqlite3.Row]:
-        return self.db.execute("SELECT * FROM runs WHERE session_id = ? ORDER BY id", (session_id,)).fetchall()
+        return self._read("SELECT * FROM runs WHERE session_id = ? ORDER BY id", (session_id,))
+
+    def running_sessions(self) -> list[sqlite3.Row]:
+        return self._read("SELECT * FROM sessions WHERE status = 'running' ORDER BY id")
+
+    def live_of(self, session_id: int) -> list[sqlite3.Row]:
+        return self._read("SELECT * FROM live WHERE session_id = ?", (session_id,))

@@ -49,6 +49,8 @@ def tool_readiness(tool_id: str) -> str | None:
     from corobench.runkinds import RUN_KINDS
 
     tools = {m.id: m for kind in RUN_KINDS.values() for m in kind.tools()}
+    if tool_id not in tools:
+        return f"unavailable: no manifest for the tool {tool_id}"
     m = tools[tool_id]
     reason = unavailable_reason(m)
     if reason:
