@@ -62,10 +62,16 @@ namespace Corobench.Mono
 
             Stopping = true;
             Listener.Stop();
-            serving.Wait(2000); // the accept loop ends once its listener is closed
+            // An async accept loop ends once its listener is closed; a serial one only after the
+            // connection it serves, which the drain below waits for.
+            if (!Serial)
+                serving.Wait(2000);
             Drain();
             return Final();
         }
+
+        /// <summary>Whether connections are served one at a time on the accepting thread.</summary>
+        protected virtual bool Serial { get { return false; } }
 
         /// <summary>Accepts and serves until the listener is closed.</summary>
         protected abstract Task Serve();
@@ -193,9 +199,11 @@ namespace Corobench.Mono
 
         public EchoServer(ServerParams p, int threads) : base(p, threads) { }
 
+        protected override bool Serial { get { return P.Variant == "serial"; } }
+
         protected override Task Serve()
         {
-            if (P.Variant == "serial")
+            if (Serial)
             {
                 // One connection at a time on the accepting thread, blocking calls (the original's first round).
                 var done = new TaskCompletionSource<bool>();
