@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from corobench.discover import SKIP_DIRS
+from corobench.files import locked, replacing, write_text
 from corobench.manifest import Manifest
 
 BUILD_TIMEOUT_S = 1800
@@ -51,23 +52,34 @@ def fingerprint(manifest: Manifest) -> str:
 
 
 class BuildState:
+    """results/build-state.json, shared by concurrent corobench commands: each update re-reads the
+    file under a lock and replaces it atomically, so no command's entry is lost."""
+
     def __init__(self, results_dir: Path):
         self.path = results_dir / "build-state.json"
         self.log_dir = results_dir / "build-logs"
+        self.data: dict[str, dict] = self._read()
+
+    def _read(self) -> dict[str, dict]:
         try:
-            self.data: dict[str, dict] = json.loads(self.path.read_text())
+            data = json.loads(self.path.read_text())
         except (OSError, ValueError):
-            self.data = {}
+            return {}
+        return data if isinstance(data, dict) else {}
 
     def get(self, impl_id: str) -> dict | None:
-        return self.data.get(impl_id)
+        entry = self.data.get(impl_id)
+        return entry if isinstance(entry, dict) else None
 
     def put(self, impl_id: str, entry: dict) -> None:
-        self.data[impl_id] = entry
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self.path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(self.data, indent=2, sort_keys=True))
-        tmp.replace(self.path)
+        with locked(self.path.with_name("build-state.lock")):
+            self.data = self._read()
+            self.data[impl_id] = entry
+            write_text(self.path, json.dumps(self.data, indent=2, sort_keys=True))
+
+    def refresh(self) -> None:
+        self.data = self._read()
 
 
 def outputs_present(manifest: Manifest) -> bool:
@@ -88,10 +100,19 @@ def build(manifest: Manifest, state: BuildState, force: bool = False) -> BuildRe
     if not force and is_up_to_date(manifest, state):
         return BuildResult(manifest.id, True, True, 0.0, state.log_dir / f"{manifest.id}.log")
     state.log_dir.mkdir(parents=True, exist_ok=True)
+    # one build of an implementation at a time, across processes; whoever waited finds it built
+    with locked(state.log_dir / f".{manifest.id}.lock"):
+        state.refresh()
+        if not force and is_up_to_date(manifest, state):
+            return BuildResult(manifest.id, True, True, 0.0, state.log_dir / f"{manifest.id}.log")
+        return _build(manifest, state)
+
+
+def _build(manifest: Manifest, state: BuildState) -> BuildResult:
     log = state.log_dir / f"{manifest.id}.log"
     started = time.monotonic()
     error = ""
-    with log.open("w") as out:
+    with replacing(log) as out:
         out.write(f"$ (cd {manifest.folder} && {' '.join(manifest.build)})\n")
         out.flush()
         try:

@@ -18,7 +18,7 @@ from rich.table import Table
 from corobench import build as builder
 from corobench import validate
 from corobench.benchmark import Job, Runner, log_line, planned_runs, print_log
-from corobench.discover import discover, runtime_settings, select_programs, toolchain_version, unavailable_reason
+from corobench.discover import discover, discover_all, runtime_settings, select_programs, toolchain_version, unavailable_reason
 from corobench import tracking
 from corobench.errors import (EXIT_BAD_INPUT, EXIT_HARNESS_BUG, EXIT_OK, EXIT_RUNS_FAILED, EXIT_STORE_FAILED,
                               Interrupted, StoreError, UsageError)
@@ -36,7 +36,7 @@ from corobench.store import Store
 from corobench.suite import Benchmark, expand, load_suite
 from corobench.verify import clean_text
 
-err = Console(stderr=True)
+err = Console(stderr=True, soft_wrap=True)  # a message is one line, however long
 
 
 def out_console() -> Console:
@@ -116,6 +116,8 @@ def list_cmd(ctx: click.Context) -> None:
                 cells.append(", ".join(variants) if variants else "yes")
         table.add_row(m.id, f"{m.language} / {m.runtime}", *cells, status)
     out_console().print(table)
+    for bad in discover_all()[1]:
+        out_console().print(f"[red]broken[/] {bad.path}: {clean_text(bad.reason, 300)}", highlight=False)
     for tool in all_tools():
         reason = unavailable_reason(tool)
         entry = state.get(tool.id)
@@ -233,9 +235,19 @@ def explicit(ctx: click.Context, names) -> dict:
     return {n: ctx.params[n] for n in names if ctx.get_parameter_source(n) == ParameterSource.COMMANDLINE}
 
 
-def execute(ctx: click.Context, benchmarks: list[Benchmark], *, impls, reps, threads, warmup, cpus,
-            timeout, fmt, no_build, no_cgroup, suite_name: str | None = None, suite_reps: int | None = None,
-            suite_timeout: float | None = None, kind_options: dict | None = None) -> None:
+def execute(ctx: click.Context, benchmarks: list[Benchmark], **kw) -> None:
+    """Build, run and print a session; SIGTERM and SIGHUP stop it as Ctrl-C does, builds included."""
+    guard = SignalGuard().install()
+    try:
+        _execute(ctx, benchmarks, guard, **kw)
+    finally:
+        guard.restore()
+        tracking.current = None
+
+
+def _execute(ctx: click.Context, benchmarks: list[Benchmark], guard: SignalGuard, *, impls, reps, threads, warmup,
+             cpus, timeout, fmt, no_build, no_cgroup, suite_name: str | None = None, suite_reps: int | None = None,
+             suite_timeout: float | None = None, kind_options: dict | None = None) -> None:
     options = Options(
         reps=validate.reps(reps) if reps is not None else suite_reps or 5,
         timeout_s=validate.seconds("--timeout", timeout) if timeout is not None else suite_timeout or 600.0,
@@ -245,7 +257,9 @@ def execute(ctx: click.Context, benchmarks: list[Benchmark], *, impls, reps, thr
     )
     thread_counts = [validate.threads(t) for t in validate.comma_list(threads)] if threads is not None else [None]
     wanted = [name for item in impls for name in validate.comma_list(item)]
-    manifests = discover()
+    manifests, broken_manifests = discover_all()
+    for bad in broken_manifests:
+        err.print(f"[yellow]skip[/]  broken manifest {bad.path}: {clean_text(bad.reason, 300)}", highlight=False)
     kinds = {kind_of(get_scenario(b.scenario)) for b in benchmarks}
     for kind in kinds:
         kind.configure(options, kind_options or {})
@@ -276,15 +290,10 @@ def execute(ctx: click.Context, benchmarks: list[Benchmark], *, impls, reps, thr
                 "cpus": sorted(options.cpus) if options.cpus else None, "suite": suite_name,
                 "runtime_info": runtime_info, **{k: v for kind in kinds for k, v in kind.settings(options).items()}}
     command = "corobench " + " ".join(shlex.quote(a) for a in sys.argv[1:])
-    guard = SignalGuard().install()
-    try:
-        with guard.critical():
-            session_id = store.begin_session(command, git_commit(), metadata(), toolchains, settings,
-                                              os.getpid(), tracking.process_identity(os.getpid()))
-        status, code = run_session(store, session_id, jobs, options, kinds, guard)
-    finally:
-        guard.restore()
-        tracking.current = None
+    with guard.critical():
+        session_id = store.begin_session(command, git_commit(), metadata(), toolchains, settings,
+                                          os.getpid(), tracking.process_identity(os.getpid()))
+    status, code = run_session(store, session_id, jobs, options, kinds, guard)
     rows = store.runs(session_id)
     store.close()
     if status != "finished":

@@ -37,23 +37,42 @@ def impl_roots() -> list[Path]:
     return [IMPLS_DIR]
 
 
-def discover(roots: list[Path] | None = None) -> list[Manifest]:
-    """Every manifest under the roots, sorted by id; duplicate ids are an error."""
+@dataclass(frozen=True)
+class Broken:
+    """A manifest that cannot be used, and why: listed, never fatal to the others."""
+
+    path: Path
+    reason: str
+
+
+def discover_all(roots: list[Path] | None = None) -> tuple[list[Manifest], list[Broken]]:
+    """Every usable manifest under the roots (sorted by id), and the broken ones with their reasons."""
     found: dict[str, Manifest] = {}
+    broken: list[Broken] = []
     for root in roots or impl_roots():
         if not root.is_dir():
             raise UsageError(f"implementations folder not found: {root}")
         for dirpath, dirnames, filenames in os.walk(root):
             dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS and not d.startswith("."))
-            if MANIFEST_NAME in filenames:
-                manifest = parse_manifest(Path(dirpath) / MANIFEST_NAME, set(SCENARIOS))
-                if manifest.id in found:
-                    raise UsageError(
-                        f"duplicate implementation id '{manifest.id}' in {manifest.folder} "
-                        f"and {found[manifest.id].folder}"
-                    )
-                found[manifest.id] = manifest
-    return sorted(found.values(), key=lambda m: m.id)
+            if MANIFEST_NAME not in filenames:
+                continue
+            path = Path(dirpath) / MANIFEST_NAME
+            try:
+                manifest = parse_manifest(path, set(SCENARIOS))
+            except UsageError as exc:
+                broken.append(Broken(path, str(exc).replace(f"{path}: ", "", 1)))
+                continue
+            if manifest.id in found:
+                broken.append(Broken(path, f"duplicate implementation id '{manifest.id}' (also in "
+                                           f"{found[manifest.id].folder})"))
+                continue
+            found[manifest.id] = manifest
+    return sorted(found.values(), key=lambda m: m.id), broken
+
+
+def discover(roots: list[Path] | None = None) -> list[Manifest]:
+    """Every usable manifest under the roots, sorted by id (broken ones: see discover_all)."""
+    return discover_all(roots)[0]
 
 
 def programs_for(manifests: list[Manifest], scenario: str) -> list[Program]:

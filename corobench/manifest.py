@@ -11,6 +11,7 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from corobench import validate
 from corobench.errors import UsageError
 
 ID_PATTERN = re.compile(r"^[a-z0-9][a-z0-9-]*$")
@@ -62,26 +63,41 @@ class Manifest:
         return self.variants.get(scenario, ())
 
 
+ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
+# Debian package names (policy 5.6.1), optionally with an architecture: never an apt option
+APT_PACKAGE = re.compile(r"^[a-z0-9][a-z0-9+.-]{1,100}(:[a-z0-9-]+)?$")
+
+
 def _strings(data: dict, key: str, path: Path, default: tuple[str, ...] = ()) -> tuple[str, ...]:
+    """A list of strings (a bare string is an error: `scenarios = "chain"` is a typo for a list)."""
     value = data.get(key, list(default))
-    if isinstance(value, str):
-        value = [value]
-    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+    if not isinstance(value, list) or not all(isinstance(v, str) and "\0" not in v for v in value):
         raise UsageError(f"{path}: '{key}' must be a list of strings")
     return tuple(value)
+
+
+def _text(data: dict, key: str, path: Path, default: str = "") -> str:
+    value = data.get(key, default)
+    if not isinstance(value, str):
+        raise UsageError(f"{path}: '{key}' must be a string, not {type(value).__name__}")
+    return value
 
 
 def _threads(value: object, path: Path) -> ThreadControl:
     if value in ("flag", "none"):
         return ThreadControl(str(value))
-    if isinstance(value, dict) and set(value) == {"env"} and isinstance(value["env"], str):
+    if isinstance(value, dict) and set(value) == {"env"} and isinstance(value["env"], str) \
+            and ENV_NAME.match(value["env"]):
         return ThreadControl("env", value["env"])
-    raise UsageError(f"{path}: 'threads' must be \"flag\", \"none\" or {{env = \"NAME\"}}")
+    raise UsageError(f"{path}: 'threads' must be \"flag\", \"none\" or {{env = \"NAME\"}} with NAME a valid "
+                     "environment variable name")
 
 
 def parse_manifest(path: Path, known_scenarios: set[str]) -> Manifest:
     try:
-        data = tomllib.loads(path.read_text())
+        data = tomllib.loads(path.read_bytes().decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"{path}: not UTF-8 text (byte {exc.start})") from None
     except (OSError, tomllib.TOMLDecodeError) as exc:
         raise UsageError(f"{path}: not a readable TOML manifest: {exc}") from None
     unknown = set(data) - KNOWN_KEYS
@@ -111,28 +127,33 @@ def parse_manifest(path: Path, known_scenarios: set[str]) -> Manifest:
         if not names or not all(VARIANT_PATTERN.match(n) for n in names):
             raise UsageError(f"{path}: variants of '{scenario}' must be non-empty names [a-z0-9_-]")
         variants[scenario] = names
-    warmup = data.get("warmup", 0)
-    if not isinstance(warmup, int) or warmup < 0:
-        raise UsageError(f"{path}: 'warmup' must be a whole number >= 0")
-    factor = data.get("timeout_factor", 1.0)
-    if not isinstance(factor, (int, float)) or factor <= 0:
-        raise UsageError(f"{path}: 'timeout_factor' must be a positive number")
+    try:
+        warmup = validate.warmup(data.get("warmup", 0), "'warmup'")
+        factor = validate.factor("'timeout_factor'", data.get("timeout_factor", 1.0))
+    except UsageError as exc:
+        raise UsageError(f"{path}: {exc}") from None
     env = data.get("env", {})
-    if not isinstance(env, dict) or not all(isinstance(v, str) for v in env.values()):
-        raise UsageError(f"{path}: 'env' must be a table of strings")
+    if not isinstance(env, dict) or not all(isinstance(k, str) and ENV_NAME.match(k) and isinstance(v, str)
+                                            and "\0" not in v for k, v in env.items()):
+        raise UsageError(f"{path}: 'env' must be a table of NAME = \"value\" strings, NAME a valid environment "
+                         "variable name")
     packages = data.get("system_packages", {})
-    if not isinstance(packages, dict):
-        raise UsageError(f"{path}: 'system_packages' must be a table")
+    if not isinstance(packages, dict) or set(packages) - {"apt"}:
+        raise UsageError(f"{path}: 'system_packages' must be a table with an 'apt' list")
+    apt = _strings(packages, "apt", path)
+    bad = [name for name in apt if not APT_PACKAGE.match(name)]
+    if bad:
+        raise UsageError(f"{path}: system_packages.apt: '{bad[0][:60]}' is not a Debian package name")
     return Manifest(
         id=impl_id,
-        language=str(data["language"]),
-        runtime=str(data["runtime"]),
+        language=_text(data, "language", path),
+        runtime=_text(data, "runtime", path),
         folder=path.parent.resolve(),
         scenarios=scenarios,
         run=run,
         version=_strings(data, "version", path),
         info=_strings(data, "info", path),
-        description=str(data.get("description", "")),
+        description=_text(data, "description", path),
         requires=_strings(data, "requires", path),
         check=_strings(data, "check", path),
         build=_strings(data, "build", path),
@@ -143,6 +164,6 @@ def parse_manifest(path: Path, known_scenarios: set[str]) -> Manifest:
         timeout_factor=float(factor),
         variants=variants,
         env=dict(env),
-        apt_packages=_strings(packages, "apt", path),
-        notes=str(data.get("notes", "")),
+        apt_packages=apt,
+        notes=_text(data, "notes", path),
     )

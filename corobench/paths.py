@@ -17,11 +17,11 @@ def writable_dir(path: Path, what: str) -> Path:
     """Create the folder if needed and prove it takes a file; else a one-line UsageError."""
     from corobench.errors import UsageError
 
+    from corobench.files import probe_writable
+
     try:
         path.mkdir(parents=True, exist_ok=True)
-        probe = path / ".write-test"
-        probe.write_text("")
-        probe.unlink()
+        probe_writable(path)
     except OSError as exc:
         raise UsageError(f"{what} {path} is not writable: {exc.strerror or exc}") from None
     return path

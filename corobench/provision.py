@@ -15,7 +15,7 @@ def missing_packages(manifests: list[Manifest]) -> list[str]:
         return wanted if shutil.which("dpkg-query") is None else []
     missing = []
     for pkg in wanted:
-        proc = subprocess.run(["dpkg-query", "-W", "-f=${Status}", pkg], capture_output=True, text=True)
+        proc = subprocess.run(["dpkg-query", "-W", "-f=${Status}", "--", pkg], capture_output=True, text=True)
         if "install ok installed" not in proc.stdout:
             missing.append(pkg)
     return missing
@@ -33,7 +33,9 @@ def install(packages: list[str]) -> tuple[bool, str]:
     update = subprocess.run(["apt-get", "update", "-q"], env=env, capture_output=True, text=True)
     if update.returncode != 0:
         return False, f"apt-get update failed: {update.stderr.strip().splitlines()[-1:]}"
-    proc = subprocess.run(["apt-get", "install", "-y", "-q", "--no-install-recommends", *packages],
+    # names are checked against Debian's package-name rule when manifests are read, and `--` ends
+    # the options: nothing a manifest says can become an apt-get option
+    proc = subprocess.run(["apt-get", "install", "-y", "-q", "--no-install-recommends", "--", *packages],
                           env=env, capture_output=True, text=True)
     if proc.returncode != 0:
         tail = (proc.stderr.strip() or proc.stdout.strip()).splitlines()[-1:]

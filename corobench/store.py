@@ -141,8 +141,7 @@ class Store:
             path.parent.mkdir(parents=True, exist_ok=True)
             self.db = sqlite3.connect(path, timeout=30)
             self.db.execute("PRAGMA journal_mode=WAL")
-            if for_writing:
-                self._check_intact()
+            self._check_intact()  # reads every page once: milliseconds for a results database
             self._upgrade()
         except sqlite3.DatabaseError as exc:
             raise UsageError(self._damaged(exc)) from None
@@ -155,7 +154,7 @@ class Store:
                 "it is left as it is: move it away, or use another --results folder")
 
     def _check_intact(self) -> None:
-        """Before a session writes to it: a damaged file is reported, never written to."""
+        """A damaged file is reported before anything reads half of it or writes to it."""
         problem = self.db.execute("PRAGMA quick_check(1)").fetchone()[0]
         if problem != "ok":
             raise sqlite3.DatabaseError(problem)

@@ -284,7 +284,13 @@ def http_response(sock: socket.socket, buf: bytearray) -> tuple[int, dict, bytes
             raise ProbeError(f"bad header line: {line[:120]!r}")
         headers[name.strip().lower()] = value.strip()
     if "content-length" not in headers:
-        raise ProbeError(f"response without Content-Length: {head[:200]!r}")
+        # HTTP/1.1 lets a response that closes the connection end its body at EOF (net/http's 400)
+        if headers.get("connection", "").lower() != "close":
+            raise ProbeError(f"response without Content-Length that keeps the connection: {head[:200]!r}")
+        body = bytearray(rest)
+        while chunk := sock.recv(65536):
+            body += chunk
+        return int(m.group(1)), headers, bytes(body), bytearray()
     length = int(headers["content-length"])
     body = bytearray(rest)
     while len(body) < length:

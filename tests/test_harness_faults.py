@@ -98,7 +98,7 @@ def test_verified_row_keeps_the_programs_json(results):
     assert all(r["wall_ns"] > 0 and r["max_rss_kb"] > 0 for r in measured)
 
 
-def test_threads_refused_by_single_threaded_runtime_is_skipped_not_measured(results, tmp_path):
+def test_threads_refused_by_a_runtime_without_a_thread_setting_is_skipped_not_measured(results, tmp_path):
     impls = tmp_path / "impls"
     (impls / "one").mkdir(parents=True)
     text = (FAKES / "good" / "manifest.toml").read_text()
@@ -107,7 +107,7 @@ def test_threads_refused_by_single_threaded_runtime_is_skipped_not_measured(resu
     (impls / "one" / "manifest.toml").write_text(text)
     proc = corobench(*TINY, "--threads", "2", results=results, impls=impls)
     assert proc.returncode == 0, proc.stderr
-    assert "SKIPPED" in proc.stdout and "single-threaded" in proc.stdout
+    assert "SKIPPED" in proc.stdout and "--threads does not apply" in proc.stdout
     assert all(r["status"] == "skipped" for r in runs(results))
 
 

@@ -2,7 +2,7 @@ from pathlib import Path
 
 import pytest
 
-from corobench.discover import discover, select_programs
+from corobench.discover import discover, discover_all, select_programs
 from corobench.errors import UsageError
 from corobench.manifest import parse_manifest
 from corobench.scenarios import SCENARIOS
@@ -58,6 +58,15 @@ apt = ["libdemo-dev"]
     (lambda t: t + 'colour = "blue"\n', "unknown key"),
     (lambda t: t + 'threads = "lots"\n', "'threads' must be"),
     (lambda t: t + 'warmup = -1\n', "'warmup'"),
+    (lambda t: t + 'warmup = true\n', "'warmup' must be a whole number"),
+    (lambda t: t + 'timeout_factor = nan\n', "'timeout_factor' must be more than 0"),
+    (lambda t: t + 'timeout_factor = inf\n', "'timeout_factor' must be more than 0"),
+    (lambda t: t.replace('runtime = "rt"', 'runtime = 5'), "'runtime' must be a string"),
+    (lambda t: t.replace('scenarios = ["chain", "blocking"]', 'scenarios = "chain"'), "'scenarios' must be a list"),
+    (lambda t: t + '[env]\n"A=B" = "1"\n', "'env' must be a table"),
+    (lambda t: t + 'threads = {env = "A=B"}\n', "'threads' must be"),
+    (lambda t: t + '[system_packages]\napt = ["-o", "DPkg::Pre-Invoke::=touch /tmp/x", "--allow-unauthenticated", "x"]\n',
+     "'-o' is not a Debian package name"),
     (lambda t: t + '[variants]\ntasks = ["a"]\n', "does not list"),
     (lambda t: t + 'id2 = [\n', "not a readable TOML"),
 ])
@@ -66,13 +75,25 @@ def test_bad_manifests(tmp_path, change, message):
         parse_manifest(write(tmp_path, change(MINIMAL)), set(SCENARIOS))
 
 
-def test_discover_finds_nested_manifests_and_rejects_duplicate_ids(tmp_path):
+def test_discover_finds_nested_manifests_and_lists_duplicates_as_broken(tmp_path):
     write(tmp_path, MINIMAL, "a/one")
     write(tmp_path, MINIMAL.replace("demo-rt", "demo-two"), "b/two")
     assert [m.id for m in discover([tmp_path])] == ["demo-rt", "demo-two"]
     write(tmp_path, MINIMAL, "c/three")
-    with pytest.raises(UsageError, match="duplicate"):
-        discover([tmp_path])
+    manifests, broken = discover_all([tmp_path])
+    assert [m.id for m in manifests] == ["demo-rt", "demo-two"]
+    assert len(broken) == 1 and "duplicate implementation id 'demo-rt'" in broken[0].reason
+
+
+def test_one_broken_manifest_does_not_stop_the_others(tmp_path):
+    write(tmp_path, MINIMAL, "a/one")
+    write(tmp_path, "id = \"x\"\nthis is not toml", "b/broken")
+    (tmp_path / "c/latin1").mkdir(parents=True)
+    (tmp_path / "c/latin1/manifest.toml").write_bytes(MINIMAL.replace("demo-rt", "demo-l").encode() + b"# \xe9\n")
+    manifests, broken = discover_all([tmp_path])
+    assert [m.id for m in manifests] == ["demo-rt"]
+    reasons = sorted(b.reason for b in broken)
+    assert any("not a readable TOML" in r for r in reasons) and any("not UTF-8" in r for r in reasons)
 
 
 def test_variants_become_programs(tmp_path):

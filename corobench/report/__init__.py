@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 from corobench.errors import UsageError
+from corobench.files import write_text
 from corobench.paths import writable_dir
 from corobench.export.csv import full_csv
 from corobench.export.json import to_json
@@ -59,7 +60,7 @@ def write_report(db_path: Path, which: str, out_dir: Path) -> list[Path]:
 
     def write(name: str, text: str) -> None:
         path = out_dir / name
-        path.write_text(text)
+        write_text(path, text)  # never through a link planted at that name
         written.append(path)
 
     write("results.csv", full_csv(cells))

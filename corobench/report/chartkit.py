@@ -15,6 +15,7 @@ import matplotlib
 matplotlib.use("Agg")  # files only, no display
 import matplotlib.pyplot as plt  # noqa: E402
 
+from corobench.files import replacing  # noqa: E402
 from corobench.results import Cell  # noqa: E402
 
 
@@ -22,7 +23,8 @@ def save(fig, out_dir: Path, name: str) -> list[Path]:
     paths = []
     for ext in ("png", "svg"):
         path = out_dir / f"{name}.{ext}"
-        fig.savefig(path, dpi=120, bbox_inches="tight")
+        with replacing(path, "wb") as f:  # never through a link planted at that name
+            fig.savefig(f, format=ext, dpi=120, bbox_inches="tight")
         paths.append(path)
     plt.close(fig)
     return paths

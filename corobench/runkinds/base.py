@@ -78,7 +78,7 @@ def refuse_threads(req: RunRequest, row: RunRow) -> bool:
     """--threads on a single-threaded runtime: the run is skipped (not measured), and says why."""
     if req.threads is not None and req.program.manifest.threads.mode == "none":
         row.status, row.failure_kind = "skipped", "unsupported"
-        row.reason = f"{req.program.manifest.id} is single-threaded by design: --threads does not apply"
+        row.reason = f"{req.program.manifest.id} has no worker-thread setting (threads = \"none\"): --threads does not apply"
         return True
     return False
 

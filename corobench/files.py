@@ -1,0 +1,56 @@
+"""Files corobench writes into folders others may share (results/, report/): written safely.
+
+A fixed name opened for writing would follow a symlink someone planted there, and root would
+truncate whatever it points to. So every file is first written under a fresh, unique name
+(O_EXCL: never an existing file or link) and then renamed over the fixed name; a rename replaces
+a planted link itself, not its target. Readers never see a half-written file.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import tempfile
+from contextlib import contextmanager
+from pathlib import Path
+from typing import IO, Iterator
+
+
+@contextmanager
+def replacing(path: Path, mode: str = "w") -> Iterator[IO]:
+    """Write `path` through a unique temporary file in the same folder, renamed over it at the end."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        os.fchmod(fd, 0o644)
+        with os.fdopen(fd, mode) as f:
+            yield f
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def write_text(path: Path, text: str) -> None:
+    with replacing(path) as f:
+        f.write(text)
+
+
+def probe_writable(folder: Path) -> None:
+    """Prove the folder takes a new file (OSError if not), without touching any existing name."""
+    fd, tmp = tempfile.mkstemp(prefix=".write-test.", dir=folder)
+    os.close(fd)
+    os.unlink(tmp)
+
+
+@contextmanager
+def locked(path: Path) -> Iterator[None]:
+    """An exclusive lock (flock) on a lock file, for a read-modify-write shared between processes."""
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
