@@ -67,10 +67,10 @@ type Blocking struct {
 type kind int
 
 const (
-	positive kind = iota // integer >= 1
-	nonNeg               // integer >= 0
-	text                 // any string
-	switchFlag           // no value: present or not (strp is set to "1")
+	positive   kind = iota // integer >= 1
+	nonNeg                 // integer >= 0
+	text                   // any string
+	switchFlag             // no value: present or not (strp is set to "1")
 )
 
 type flagDef struct {
