@@ -176,14 +176,7 @@ void run(const corobench::Params& p, const Session& session, const Final& print_
     corobench::refused(std::string(scen) + ": cannot listen on " + p.host + " port " + std::to_string(p.port) +
                        ": " + ec.message());
   }
-  corobench::Json ready;
-  ready.add("ready", true).add("scenario", scen).add("host", p.host).add("port",
-      static_cast<std::int64_t>(acc.local_endpoint().port()));
-  if (p.scenario == corobench::Scenario::echo) ready.add("size", p.size).add("uuids", p.uuids);
-  ready.add("threads", p.threads);
-  if (p.variant_given) ready.add("variant", p.variant);
-  ready.print();
-
+  const auto port = static_cast<std::int64_t>(acc.local_endpoint().port());  // before other threads use acc
   Registry<Stats> reg;  // after ctx: its sockets go before the io_context does
   std::atomic<bool> stopping{false};
   signals.async_wait([&](const error_code& e, int) {
@@ -205,6 +198,14 @@ void run(const corobench::Params& p, const Session& session, const Final& print_
                          " threads: " + std::strerror(e.code().value()));
     }
   }
+  // Ready once the listener is listening and every worker thread runs (a thread
+  // that cannot be started is exit 3 with nothing on stdout).
+  corobench::Json ready;
+  ready.add("ready", true).add("scenario", scen).add("host", p.host).add("port", port);
+  if (p.scenario == corobench::Scenario::echo) ready.add("size", p.size).add("uuids", p.uuids);
+  ready.add("threads", p.threads);
+  if (p.variant_given) ready.add("variant", p.variant);
+  ready.print();
 
   stopping.wait(false);
   const bool all_ended = reg.wait_empty_for(kStopWait);
