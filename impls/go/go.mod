@@ -1,3 +1,5 @@
 module corobench/impls/go
 
 go 1.22
+
+require github.com/google/uuid v1.6.0

@@ -9,8 +9,11 @@
 // blocking: variant "sync" does open/read/write/close inside the coroutine (it
 //           blocks its io_context thread); variant "pool" hands the same work to
 //           an asio::thread_pool and co_awaits the result.
+// echo:     a coroutine per connection (server.hpp), UUIDs from getrandom(2).
+// http:     Boost.Beast on Boost.Asio, in http.cpp (its own translation unit).
 
 #include <fcntl.h>
+#include <sys/random.h>
 #include <unistd.h>
 
 #include <asio.hpp>
@@ -30,6 +33,13 @@
 #include <vector>
 
 #include "corobench.hpp"
+
+namespace net = asio;
+using error_code = asio::error_code;
+#include "server.hpp"
+
+// Boost.Beast's http server (http.cpp).
+void run_http(const corobench::Params& p);
 
 namespace {
 
@@ -97,10 +107,13 @@ struct Fatal {
 
 // Counts finished tasks down; the main thread blocks until it reaches zero.
 // A worker may still be inside count_down() (notify) when the main thread sees
-// zero, so latches are kept in a Latches arena that outlives the worker threads.
+// zero, so a latch must outlive the worker threads (chain keeps them in a
+// Latches arena; blocking reuses one, declared before the runtime: a late
+// notify only wakes the next wait, which checks the count again).
 class Latch {
  public:
   explicit Latch(std::int64_t n) : left_(n) {}
+  void reset(std::int64_t n) { left_.store(n, std::memory_order_relaxed); }
   void count_down() {
     if (left_.fetch_sub(1, std::memory_order_acq_rel) == 1) left_.notify_all();
   }
@@ -125,9 +138,10 @@ struct Int {
 struct Str {
   std::string s;
 };
-// str_ptr: shared ownership of one immutable string.
+// str_ptr: a plain pointer to one string that outlives the run (as Go's *string
+// and Rust's &'static str): nothing is allocated or reference-counted per event.
 struct StrPtr {
-  std::shared_ptr<const std::string> p;
+  const std::string* p;
 };
 // str_clone: a fresh heap buffer with a copy of the bytes for every event,
 // whatever the length.
@@ -158,8 +172,7 @@ using Channel = asio::experimental::concurrent_channel<void(asio::error_code, Ev
 
 struct Shared {
   std::int64_t esize;
-  std::string str;                         // source of str / str_clone
-  std::shared_ptr<const std::string> ptr;  // the one shared string of str_ptr
+  std::string str;  // source of str / str_clone, and the string str_ptr points to
 };
 
 template <EType T>
@@ -169,7 +182,7 @@ Event make_event(const Shared& sh) {
   } else if constexpr (T == EType::str) {
     return Str{sh.str};
   } else if constexpr (T == EType::str_ptr) {
-    return StrPtr{sh.ptr};
+    return StrPtr{&sh.str};
   } else {
     std::unique_ptr<char[]> buf(new char[sh.str.size()]);
     std::memcpy(buf.get(), sh.str.data(), sh.str.size());
@@ -251,8 +264,7 @@ PassResult chain_pass(Runtime& rt, Latches& latches, const Params& p, const Shar
 }
 
 void run_chain(const Params& p) {
-  Shared sh{p.esize, std::string(static_cast<std::size_t>(p.esize), 'x'), nullptr};
-  sh.ptr = std::make_shared<const std::string>(sh.str);
+  const Shared sh{p.esize, std::string(static_cast<std::size_t>(p.esize), 'x')};
   PassResult r{};
   Latches latches;
   {
@@ -328,15 +340,14 @@ void run_tasks(const Params& p) {
   corobench::refused(std::string(what) + ": " + std::strerror(err));
 }
 
-// Opens /dev/urandom, reads exactly `bytes`, opens /dev/null, writes them all,
-// closes both.  Returns the bytes written.  Plain blocking POSIX calls.
-std::int64_t copy_random(std::int64_t bytes) {
-  std::unique_ptr<char[]> buf(new char[static_cast<std::size_t>(bytes)]);
+// Opens /dev/urandom, reads exactly `bytes` into buf, opens /dev/null, writes
+// them all, closes both.  Returns the bytes written.  Plain blocking POSIX calls.
+std::int64_t copy_random(char* buf, std::int64_t bytes) {
   int in = ::open("/dev/urandom", O_RDONLY | O_CLOEXEC);
   if (in < 0) io_refused("open /dev/urandom", errno);
   std::int64_t got = 0;
   while (got < bytes) {
-    ssize_t r = ::read(in, buf.get() + got, static_cast<std::size_t>(bytes - got));
+    ssize_t r = ::read(in, buf + got, static_cast<std::size_t>(bytes - got));
     if (r < 0) {
       if (errno == EINTR) continue;
       io_refused("read /dev/urandom", errno);
@@ -349,7 +360,7 @@ std::int64_t copy_random(std::int64_t bytes) {
   if (out < 0) io_refused("open /dev/null", errno);
   std::int64_t put = 0;
   while (put < bytes) {
-    ssize_t r = ::write(out, buf.get() + put, static_cast<std::size_t>(bytes - put));
+    ssize_t r = ::write(out, buf + put, static_cast<std::size_t>(bytes - put));
     if (r < 0) {
       if (errno == EINTR) continue;
       io_refused("write /dev/null", errno);
@@ -363,38 +374,47 @@ std::int64_t copy_random(std::int64_t bytes) {
 // Runs `copy_random` on the pool and resumes the awaiting coroutine on its own
 // executor with the result.
 template <typename Token>
-auto async_copy_on(asio::thread_pool& pool, std::int64_t bytes, Token&& token) {
+auto async_copy_on(asio::thread_pool& pool, char* buf, std::int64_t bytes, Token&& token) {
   return asio::async_initiate<Token, void(std::int64_t)>(
-      [&pool, bytes](auto handler) {
+      [&pool, buf, bytes](auto handler) {
         auto ex = asio::get_associated_executor(handler);
-        asio::post(pool, [bytes, ex, h = std::move(handler)]() mutable {
-          std::int64_t n = copy_random(bytes);
+        asio::post(pool, [buf, bytes, ex, h = std::move(handler)]() mutable {
+          std::int64_t n = copy_random(buf, bytes);
           asio::dispatch(ex, [n, h = std::move(h)]() mutable { std::move(h)(n); });
         });
       },
       token);
 }
 
-awaitable<void> blocking_sync(std::int64_t bytes, std::atomic<std::int64_t>& total, Latch& done) {
-  total.fetch_add(copy_random(bytes), std::memory_order_relaxed);
+awaitable<void> blocking_sync(char* buf, std::int64_t bytes, std::atomic<std::int64_t>& total, Latch& done) {
+  total.fetch_add(copy_random(buf, bytes), std::memory_order_relaxed);
   done.count_down();
   co_return;
 }
 
-awaitable<void> blocking_pool(asio::thread_pool& pool, std::int64_t bytes, std::atomic<std::int64_t>& total,
-                              Latch& done) {
-  std::int64_t n = co_await async_copy_on(pool, bytes, use_awaitable);
+awaitable<void> blocking_pool(asio::thread_pool& pool, char* buf, std::int64_t bytes,
+                              std::atomic<std::int64_t>& total, Latch& done) {
+  std::int64_t n = co_await async_copy_on(pool, buf, bytes, use_awaitable);
   total.fetch_add(n, std::memory_order_relaxed);
   done.count_down();
 }
 
-const std::vector<std::string> kVariants = {"sync", "pool"};
+// Asio's default thread_pool size (asio/impl/thread_pool.ipp,
+// default_thread_pool_size): 2 x std::thread::hardware_concurrency(), or 2 when
+// that is unknown. The pool variant keeps that default; this reports it.
+std::int64_t asio_default_pool_size() {
+  std::int64_t n = 2 * static_cast<std::int64_t>(std::thread::hardware_concurrency());
+  return n == 0 ? 2 : n;
+}
 
 void run_blocking(const Params& p) {
   const bool pool_variant = p.variant == "pool";
+  const std::int64_t pool_threads = pool_variant ? asio_default_pool_size() : 0;
   std::atomic<std::int64_t> total{0};
   std::int64_t elapsed_ns = 0;
-  Latches latches;
+  // One buffer per task slot, reused by every iteration (allocated before timing).
+  std::vector<char> bufs(static_cast<std::size_t>(p.tasks * p.bytes));
+  Latch done(0);
   {
     Runtime rt(p.threads);
     std::optional<asio::thread_pool> pool;
@@ -407,12 +427,13 @@ void run_blocking(const Params& p) {
     }
     auto& ctx = rt.ctx();
     auto iteration = [&] {
-      Latch& done = latches.emplace_back(p.tasks);
+      done.reset(p.tasks);
       for (std::int64_t t = 0; t < p.tasks; ++t) {
+        char* buf = bufs.data() + t * p.bytes;
         if (pool_variant)
-          asio::co_spawn(ctx, blocking_pool(*pool, p.bytes, total, done), Fatal{});
+          asio::co_spawn(ctx, blocking_pool(*pool, buf, p.bytes, total, done), Fatal{});
         else
-          asio::co_spawn(ctx, blocking_sync(p.bytes, total, done), Fatal{});
+          asio::co_spawn(ctx, blocking_sync(buf, p.bytes, total, done), Fatal{});
       }
       done.wait();
     };
@@ -430,10 +451,100 @@ void run_blocking(const Params& p) {
       .add("bytes", p.bytes)
       .add("variant", p.variant)
       .add("threads", p.threads)
+      .add("pool_threads", pool_threads)
       .add("checksum", total.load())
       .add("elapsed_ns", elapsed_ns)
       .print();
 }
+
+// ------------------------------------------------------------------- echo --
+
+// A UUID v4 from 16 bytes of getrandom(2), one call per UUID: what the usual
+// C++ UUID libraries do by default (Boost.Uuid's random_generator and
+// util-linux's libuuid uuid_generate_random both call getrandom per UUID).
+// Writes its 36-character lowercase hyphenated text to out.
+void uuid_v4(char* out) {
+  unsigned char b[16];
+  std::size_t got = 0;
+  while (got < sizeof b) {
+    ssize_t r = ::getrandom(b + got, sizeof b - got, 0);
+    if (r < 0) {
+      if (errno == EINTR) continue;
+      corobench::die(1, std::string("echo: getrandom: ") + std::strerror(errno));
+    }
+    got += static_cast<std::size_t>(r);
+  }
+  b[6] = static_cast<unsigned char>((b[6] & 0x0f) | 0x40);  // version 4
+  b[8] = static_cast<unsigned char>((b[8] & 0x3f) | 0x80);  // variant 10
+  static constexpr char kHex[] = "0123456789abcdef";
+  for (int i = 0; i < 16; ++i) {
+    if (i == 4 || i == 6 || i == 8 || i == 10) *out++ = '-';
+    *out++ = kHex[b[i] >> 4];
+    *out++ = kHex[b[i] & 15];
+  }
+}
+
+struct EchoStats {
+  std::int64_t requests = 0, uuids = 0, bytes_in = 0, bytes_out = 0, partial = 0;
+  void add(const EchoStats& o) {
+    requests += o.requests;
+    uuids += o.uuids;
+    bytes_in += o.bytes_in;
+    bytes_out += o.bytes_out;
+    partial += o.partial;
+  }
+};
+
+// One connection: read exactly S bytes, append U UUID lines, write the reply in
+// one async_write, until the client closes. One buffer per connection: the
+// request is read into its head, the UUIDs are written after it.
+struct EchoSession {
+  std::size_t size, uuids;
+  awaitable<void> operator()(asio::ip::tcp::socket& sock, EchoStats& st) const {
+    const std::size_t reply = size + 37 * uuids;
+    std::unique_ptr<char[]> buf(new char[reply]);
+    for (;;) {
+      asio::error_code ec;
+      // async_read keeps reading after short reads until S bytes arrived.
+      std::size_t n =
+          co_await asio::async_read(sock, asio::buffer(buf.get(), size), asio::redirect_error(use_awaitable, ec));
+      if (ec) {
+        if (n > 0) ++st.partial;  // EOF (or an error) inside a request
+        break;
+      }
+      st.bytes_in += static_cast<std::int64_t>(size);
+      for (std::size_t i = 0; i < uuids; ++i) {
+        char* line = buf.get() + size + 37 * i;
+        line[0] = '\n';
+        uuid_v4(line + 1);
+      }
+      co_await asio::async_write(sock, asio::buffer(buf.get(), reply), asio::redirect_error(use_awaitable, ec));
+      if (ec) break;
+      ++st.requests;
+      st.uuids += static_cast<std::int64_t>(uuids);
+      st.bytes_out += static_cast<std::int64_t>(reply);
+    }
+  }
+};
+
+void run_echo(const Params& p) {
+  const EchoSession session{static_cast<std::size_t>(p.size), static_cast<std::size_t>(p.uuids)};
+  server::run<EchoStats>(p, session, [&p](const EchoStats& t, std::int64_t connections, std::int64_t open_at_stop) {
+    corobench::Json j;
+    j.add("scenario", "echo").add("size", p.size).add("uuids", p.uuids).add("threads", p.threads);
+    if (p.variant_given) j.add("variant", p.variant);
+    j.add("connections", connections)
+        .add("requests", t.requests)
+        .add("uuids_generated", t.uuids)
+        .add("bytes_in", t.bytes_in)
+        .add("bytes_out", t.bytes_out)
+        .add("partial", t.partial)
+        .add("open_at_stop", open_at_stop)
+        .print();
+  });
+}
+
+const corobench::Variants kVariants = {{"blocking", {"sync", "pool"}}};
 
 }  // namespace
 
@@ -444,6 +555,8 @@ int main(int argc, char** argv) {
       case corobench::Scenario::chain: run_chain(p); break;
       case corobench::Scenario::tasks: run_tasks(p); break;
       case corobench::Scenario::blocking: run_blocking(p); break;
+      case corobench::Scenario::echo: run_echo(p); break;
+      case corobench::Scenario::http: run_http(p); break;
     }
   } catch (const std::bad_alloc&) {
     corobench::refused("memory: allocation failed (std::bad_alloc)");

@@ -3,6 +3,9 @@
 // one-line JSON result.  Header-only, C++20.
 #pragma once
 
+#include <arpa/inet.h>
+#include <sched.h>
+
 #include <atomic>
 #include <cerrno>
 #include <chrono>
@@ -12,6 +15,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <map>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -37,7 +41,7 @@ namespace corobench {
 // Exit 3: the machine refused a resource.  One line on stderr, nothing on stdout.
 [[noreturn]] inline void refused(const std::string& msg) { die(3, msg); }
 
-enum class Scenario { chain, tasks, blocking };
+enum class Scenario { chain, tasks, blocking, echo, http };
 enum class EType : int { int_ = 0, str = 1, str_ptr = 2, str_clone = 3 };
 
 inline const char* etype_name(EType t) {
@@ -61,19 +65,36 @@ struct Params {
   // blocking (tasks is shared with the tasks scenario, default 1000 here)
   std::int64_t iterations = 1000, bytes = 10;
   std::string variant;
+  bool variant_given = false;
+  // servers (echo, http)
+  std::string host = "127.0.0.1";
+  std::int64_t port = 0, size = 17, uuids = 5;
+  bool allow_remote = false;
   // all
   std::int64_t threads = 0;  // 0 = not given -> default_threads()
   bool threads_given = false;
 };
 
+// The CPUs this process may run on (its affinity mask), as the protocol asks for
+// the default thread count; hardware_concurrency() would count every CPU of the
+// machine instead.
 inline std::int64_t default_threads() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) == 0) {
+    int n = CPU_COUNT(&set);
+    if (n > 0) return n;
+  }
   unsigned n = std::thread::hardware_concurrency();
   return n == 0 ? 1 : static_cast<std::int64_t>(n);
 }
 
+// The variants of each scenario that has some (the first is the default).
+using Variants = std::map<std::string, std::vector<std::string>>;
+
 namespace detail {
 
-enum class Kind { positive, non_negative, etype, variant, text };
+enum class Kind { positive, non_negative, etype, variant, text, text_value, switch_ };
 
 struct Flag {
   char short_name;       // 0 = none
@@ -103,14 +124,35 @@ inline bool mul_overflows(std::int64_t a, std::int64_t b, std::int64_t& out) {
 
 }  // namespace detail
 
+// Checks a server's --host: an IPv4 or IPv6 literal, and a loopback address
+// (127.0.0.0/8 or ::1) unless --allow-remote was given.
+inline void check_host(const std::string& scen, const std::string& host, bool allow_remote) {
+  in_addr a4{};
+  in6_addr a6{};
+  bool loopback;
+  if (inet_pton(AF_INET, host.c_str(), &a4) == 1) {
+    loopback = (ntohl(a4.s_addr) >> 24) == 127;
+  } else if (inet_pton(AF_INET6, host.c_str(), &a6) == 1) {
+    loopback = IN6_IS_ADDR_LOOPBACK(&a6);
+  } else {
+    bad_input(scen + ": --host '" + host + "' is not an IP address literal");
+  }
+  if (!loopback && !allow_remote)
+    bad_input(scen + ": --host " + host +
+              " is not a loopback address (127.0.0.0/8 or ::1); add --allow-remote to bind it");
+}
+
 // Parses argv.  `id` is the manifest id (for the --cpuprofile message),
-// `variants` the blocking variants (the first is the default).
-inline Params parse(int argc, char** argv, const char* id, const std::vector<std::string>& variants) {
+// `variants` the variants of each scenario that has some (the first is the default).
+inline Params parse(int argc, char** argv, const char* id, const Variants& all_variants) {
   using detail::Flag;
   using detail::Kind;
   Params p;
-  if (argc < 2) bad_input("missing scenario (chain, tasks or blocking)");
+  if (argc < 2) bad_input("missing scenario (chain, tasks, blocking, echo or http)");
   std::string scen = argv[1];
+  static const std::vector<std::string> none;
+  auto found = all_variants.find(scen);
+  const std::vector<std::string>& variants = found == all_variants.end() ? none : found->second;
   std::vector<Flag> flags;
   if (scen == "chain") {
     p.scenario = Scenario::chain;
@@ -132,8 +174,19 @@ inline Params parse(int argc, char** argv, const char* id, const std::vector<std
     flags = {{'n', "tasks", Kind::positive}, {'i', "iterations", Kind::positive},
              {'b', "bytes", Kind::positive}, {0, "variant", Kind::variant},
              {0, "threads", Kind::positive}};
+  } else if (scen == "echo" || scen == "http") {
+    p.scenario = scen == "echo" ? Scenario::echo : Scenario::http;
+    p.scenario_name = scen == "echo" ? "echo" : "http";
+    p.variant = variants.empty() ? std::string() : variants.front();
+    flags = {{0, "host", Kind::text_value},   {0, "port", Kind::non_negative},
+             {0, "threads", Kind::positive},  {0, "variant", Kind::variant},
+             {0, "allow-remote", Kind::switch_}};
+    if (scen == "echo") {
+      flags.push_back({0, "size", Kind::positive});
+      flags.push_back({0, "uuids", Kind::non_negative});
+    }
   } else {
-    bad_input("unknown scenario '" + scen + "' (chain, tasks or blocking)");
+    bad_input("unknown scenario '" + scen + "' (chain, tasks, blocking, echo or http)");
   }
 
   bool cpuprofile = false;
@@ -164,6 +217,11 @@ inline Params parse(int argc, char** argv, const char* id, const std::vector<std
     std::string display = std::string("--") + f->long_name;
     if (f->seen) bad_input("flag " + display + " given more than once");
     f->seen = true;
+    if (f->kind == Kind::switch_) {
+      if (has_value) bad_input("flag " + display + " takes no value");
+      p.allow_remote = true;
+      continue;
+    }
     if (!has_value) {
       if (i + 1 >= argc) bad_input("flag " + arg + " needs a value");
       value = argv[++i];
@@ -182,6 +240,9 @@ inline Params parse(int argc, char** argv, const char* id, const std::vector<std
         else if (ln == "sleep-ms") p.sleep_ms = v;
         else if (ln == "iterations") p.iterations = v;
         else if (ln == "bytes") p.bytes = v;
+        else if (ln == "port") p.port = v;
+        else if (ln == "size") p.size = v;
+        else if (ln == "uuids") p.uuids = v;
         else if (ln == "threads") { p.threads = v; p.threads_given = true; }
         break;
       }
@@ -199,12 +260,21 @@ inline Params parse(int argc, char** argv, const char* id, const std::vector<std
           ok = ok || v == value;
           list += (list.empty() ? "" : ", ") + v;
         }
+        if (!ok && variants.empty())
+          bad_input(std::string("unknown variant '") + value + "' (" + id + " has no " + scen + " variants)");
         if (!ok) bad_input("unknown variant '" + value + "' (" + list + ")");
         p.variant = value;
+        p.variant_given = true;
         break;
       }
+      case Kind::text_value:
+        if (value.empty()) bad_input("flag " + display + " needs a non-empty value");
+        p.host = value;
+        break;
       case Kind::text:
         cpuprofile = true;
+        break;
+      case Kind::switch_:
         break;
     }
   }
@@ -217,6 +287,12 @@ inline Params parse(int argc, char** argv, const char* id, const std::vector<std
   } else if (p.scenario == Scenario::blocking) {
     if (detail::mul_overflows(p.tasks, p.iterations, tmp) || detail::mul_overflows(tmp, p.bytes, tmp))
       bad_input("expected checksum tasks*iterations*bytes exceeds 2^63-1");
+  }
+  if (p.scenario == Scenario::echo || p.scenario == Scenario::http) {
+    check_host(scen, p.host, p.allow_remote);
+    if (p.port > 65535) bad_input(scen + ": --port " + std::to_string(p.port) + " is outside 0 ... 65535");
+    if (p.size > (1 << 20)) bad_input(scen + ": --size " + std::to_string(p.size) + " is outside 1 ... 1048576");
+    if (p.uuids > 1000) bad_input(scen + ": --uuids " + std::to_string(p.uuids) + " is outside 0 ... 1000");
   }
   if (!p.threads_given) p.threads = default_threads();
   return p;
@@ -241,6 +317,11 @@ class Json {
     return *this;
   }
   Json& add(const char* key, const char* v) { return add(key, std::string(v)); }
+  Json& add(const char* key, bool v) {
+    sep(key);
+    s_ += v ? "true" : "false";
+    return *this;
+  }
   void print() {
     s_ += "}\n";
     std::fwrite(s_.data(), 1, s_.size(), stdout);

@@ -76,6 +76,7 @@ func (st *blockingState) iteration(bufs []byte, t, b int64, index int64) {
 
 func runBlocking(b protocol.Blocking) {
 	expected, _ := b.Expected()
+	poolThreads := maxThreads()
 	// One buffer per task slot, reused by every iteration.
 	bufs := make([]byte, b.Tasks*b.Bytes)
 	var st blockingState
@@ -98,6 +99,7 @@ func runBlocking(b protocol.Blocking) {
 		Int("iterations", b.Iterations).
 		Int("bytes", b.Bytes).
 		Int("threads", threads()).
+		Int("pool_threads", poolThreads).
 		Int("checksum", written).
 		Int("elapsed_ns", elapsed.Nanoseconds()).
 		Print()

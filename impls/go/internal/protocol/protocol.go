@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"net/netip"
 	"os"
 	"strconv"
 	"strings"
@@ -66,9 +67,10 @@ type Blocking struct {
 type kind int
 
 const (
-	positive kind = iota // integer >= 1
-	nonNeg               // integer >= 0
-	text                 // any string
+	positive   kind = iota // integer >= 1
+	nonNeg                 // integer >= 0
+	text                   // any string
+	switchFlag             // no value: present or not (strp is set to "1")
 )
 
 type flagDef struct {
@@ -76,6 +78,18 @@ type flagDef struct {
 	kind        kind
 	intp        *int64
 	strp        *string
+}
+
+// Server holds the parameters of the server scenarios (echo and http).
+type Server struct {
+	Scenario    string
+	Host        string // the IP literal as given
+	Addr        netip.Addr
+	Port        int64
+	Size, UUIDs int64 // echo only
+	Threads     int64 // 0: runtime default
+	Variant     string
+	AllowRemote bool
 }
 
 func (d *flagDef) name() string {
@@ -134,6 +148,13 @@ func parse(scenario string, args []string, defs []flagDef) {
 			BadInput("%s: flag %s given more than once", scenario, def.name())
 		}
 		seen[def] = true
+		if def.kind == switchFlag {
+			if hasValue {
+				BadInput("%s: flag %s takes no value", scenario, def.name())
+			}
+			*def.strp = "1"
+			continue
+		}
 		if !hasValue {
 			if i+1 >= len(args) {
 				BadInput("%s: flag %s needs a value", scenario, def.name())
@@ -242,6 +263,74 @@ func ParseBlocking(args []string) Blocking {
 // Expected returns T*I*B and whether it fits in int64.
 func (b Blocking) Expected() (int64, bool) { return product(b.Tasks, b.Iterations, b.Bytes) }
 
+// ParseServer parses the flags of a server scenario ("echo" or "http"). variants are
+// the scenario's variants (the first is the default); an empty list refuses --variant.
+func ParseServer(scenario string, args []string, variants []string) Server {
+	s := Server{Scenario: scenario, Host: "127.0.0.1", Size: 17, UUIDs: 5}
+	var allowRemote string
+	defs := []flagDef{
+		{"", "host", text, nil, &s.Host},
+		{"", "port", nonNeg, &s.Port, nil},
+		{"", "threads", positive, &s.Threads, nil},
+		{"", "variant", text, nil, &s.Variant},
+		{"", "allow-remote", switchFlag, nil, &allowRemote},
+	}
+	if scenario == "echo" {
+		defs = append(defs,
+			flagDef{"", "size", positive, &s.Size, nil},
+			flagDef{"", "uuids", nonNeg, &s.UUIDs, nil})
+	}
+	parse(scenario, args, defs)
+	s.AllowRemote = allowRemote != ""
+	addr, err := netip.ParseAddr(s.Host)
+	if err != nil {
+		BadInput("%s: --host %q is not an IP address literal", scenario, s.Host)
+	}
+	s.Addr = addr
+	if !s.AllowRemote && !IsLoopback(addr) {
+		BadInput("%s: --host %s is not a loopback address (127.0.0.0/8 or ::1); add --allow-remote to bind it", scenario, s.Host)
+	}
+	if s.Port > 65535 {
+		BadInput("%s: --port %d is outside 0 ... 65535", scenario, s.Port)
+	}
+	if s.Size > 1<<20 {
+		BadInput("%s: --size %d is outside 1 ... 1048576", scenario, s.Size)
+	}
+	if s.UUIDs > 1000 {
+		BadInput("%s: --uuids %d is outside 0 ... 1000", scenario, s.UUIDs)
+	}
+	if s.Variant != "" {
+		known := false
+		for _, v := range variants {
+			known = known || v == s.Variant
+		}
+		if !known {
+			if len(variants) == 0 {
+				BadInput("%s: unknown variant %q (go declares no %s variants)", scenario, s.Variant, scenario)
+			}
+			BadInput("%s: unknown variant %q (expected one of %s)", scenario, s.Variant, strings.Join(variants, ", "))
+		}
+	}
+	return s
+}
+
+// VariantOr returns the variant given, or def when none was.
+func (s Server) VariantOr(def string) string {
+	if s.Variant == "" {
+		return def
+	}
+	return s.Variant
+}
+
+// IsLoopback reports whether a is in 127.0.0.0/8 or is ::1 (the protocol's loopback
+// set; an IPv4-mapped IPv6 address is not in it).
+func IsLoopback(a netip.Addr) bool {
+	if a.Is4() {
+		return a.As4()[0] == 127
+	}
+	return a.WithZone("") == netip.IPv6Loopback()
+}
+
 // Result builds the one JSON object printed on success, keeping key order.
 type Result struct{ buf []byte }
 
@@ -264,6 +353,13 @@ func (r *Result) key(k string) {
 func (r *Result) Int(k string, v int64) *Result {
 	r.key(k)
 	r.buf = strconv.AppendInt(r.buf, v, 10)
+	return r
+}
+
+// Bool adds a boolean field.
+func (r *Result) Bool(k string, v bool) *Result {
+	r.key(k)
+	r.buf = strconv.AppendBool(r.buf, v)
 	return r
 }
 

@@ -2,6 +2,7 @@ package protocol
 
 import (
 	"math"
+	"net/netip"
 	"testing"
 )
 
@@ -35,6 +36,17 @@ func TestParseInt(t *testing.T) {
 	for _, s := range []string{"", "-", "+3", "1.5", "1e3", " 1", "0x10", "abc", "9223372036854775808"} {
 		if _, err := parseInt(s); err == nil {
 			t.Errorf("parseInt(%q) accepted", s)
+		}
+	}
+}
+
+func TestIsLoopback(t *testing.T) {
+	for s, want := range map[string]bool{
+		"127.0.0.1": true, "127.255.0.9": true, "::1": true,
+		"10.0.0.1": false, "::": false, "0.0.0.0": false, "::ffff:127.0.0.1": false, "::2": false,
+	} {
+		if got := IsLoopback(netip.MustParseAddr(s)); got != want {
+			t.Errorf("IsLoopback(%s) = %v, want %v", s, got, want)
 		}
 	}
 }
