@@ -4,7 +4,7 @@ VENV := .venv
 COROBENCH := $(VENV)/bin/corobench
 REPORT ?= report
 
-.PHONY: bench test impl-unit-tests setup build quick seed-chain seed-tasks seed-blocking clean
+.PHONY: bench test impl-unit-tests setup build quick seed-chain seed-tasks seed-blocking seed-echo seed-http pingpong clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -34,7 +34,7 @@ impl-unit-tests:
 test: setup impl-unit-tests
 	$(VENV)/bin/pytest -q
 
-seed-chain seed-tasks seed-blocking: setup
+seed-chain seed-tasks seed-blocking seed-echo seed-http pingpong: setup
 	$(COROBENCH) run --suite suites/$@.toml; status=$$?; \
 	$(COROBENCH) report latest --out $(REPORT)/$@ >/dev/null && echo "report: $(REPORT)/$@/report.md"; \
 	exit $$status
