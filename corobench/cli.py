@@ -25,12 +25,13 @@ from corobench.errors import (EXIT_BAD_INPUT, EXIT_HARNESS_BUG, EXIT_OK, EXIT_RU
 from corobench.recovery import SessionTracker, recover_abandoned
 from corobench.signals import SignalGuard
 from corobench.export import FORMATS, full_csv, legacy_text, print_table, to_json, to_markdown
+from corobench.export.table import out_console
 from corobench.crash import write_crash_log
 from corobench.machine import git_commit, metadata
 from corobench.options import Options
 from corobench.paths import default_results_dir, writable_dir
 from corobench.results import build_cells
-from corobench.runkinds import RUN_KINDS, kind_of
+from corobench.runkinds import RUN_KINDS, command_for, effective_threads, kind_of
 from corobench.scenarios import SCENARIOS, Scenario, get_scenario
 from corobench.store import Store
 from corobench.suite import Benchmark, expand, load_suite
@@ -39,10 +40,6 @@ from corobench.verify import clean_text
 err = Console(stderr=True, soft_wrap=True)  # a message is one line, however long
 
 
-def out_console() -> Console:
-    """stdout; wide when it is a file or pipe, so that tables do not fold reasons into slivers."""
-    probe = Console()
-    return probe if probe.is_terminal else Console(width=200)
 DB_NAME = "corobench.sqlite"
 
 
@@ -91,7 +88,7 @@ def list_cmd(ctx: click.Context) -> None:
     """Implementations x scenarios, and whether each can run here (and if not, why)."""
     state = builder.BuildState(ctx.obj["results"])
     table = Table(title="implementations")
-    table.add_column("id")
+    table.add_column("id", no_wrap=True)  # the names a user types: never cut
     table.add_column("language / runtime")
     for name in SCENARIOS:
         table.add_column(name, justify="center")
@@ -308,7 +305,11 @@ def _execute(ctx: click.Context, benchmarks: list[Benchmark], guard: SignalGuard
     elif fmt == "md":
         click.echo(to_markdown(cells))
     elif fmt == "json":
-        click.echo(to_json(cells, {"session": session_id}))
+        from corobench.report import session_meta
+
+        with Store(rdir / DB_NAME) as again:
+            meta = session_meta(again.session(str(session_id)))
+        click.echo(to_json(cells, meta))
     else:
         print_table(cells)
     if code:
@@ -438,6 +439,79 @@ def report(ctx: click.Context, session: str, out_dir: Path) -> None:
     written = write_report(ctx.obj["results"] / DB_NAME, session, out_dir)
     for path in written:
         click.echo(str(path))
+
+
+@cli.command("exec", context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
+@click.argument("impl")
+@click.argument("scenario_name", metavar="SCENARIO")
+@click.argument("args", nargs=-1, type=click.UNPROCESSED)
+@click.pass_context
+def exec_cmd(ctx: click.Context, impl: str, scenario_name: str, args: tuple[str, ...]) -> None:
+    """Run one program exactly as the harness would (cwd, environment, argv), output on the terminal.
+
+    IMPL is an id or id:variant; the flags are the scenario's (`corobench run SCENARIO --help`), plus
+    --threads, --warmup, --cpus, --dry-run (print the command only) and --no-build.
+    """
+    scenario = get_scenario(scenario_name)
+    parser = click.Command("exec", params=[
+        *(click.Option([f for f in (p.short, p.long) if f], p.name, default=str(p.default)) for p in scenario.params),
+        click.Option(["--threads"], "threads"), click.Option(["--warmup"], "warmup"), click.Option(["--cpus"], "cpus"),
+        click.Option(["--dry-run"], "dry_run", is_flag=True), click.Option(["--no-build"], "no_build", is_flag=True),
+    ])
+    with parser.make_context(f"corobench exec {impl} {scenario_name}", list(args), parent=ctx) as sub:
+        given = dict(sub.params)
+    params = scenario.normalise({p.name: given[p.name] for p in scenario.params})
+    programs = select_programs(discover(), scenario.name, [impl])
+    if len(programs) != 1:
+        raise UsageError(f"{impl} has variants for {scenario.name}: name one ({', '.join(p.name for p in programs)})")
+    program = programs[0]
+    cpus = validate.cpu_list(given["cpus"]) if given["cpus"] else None
+    threads = validate.threads(given["threads"]) if given["threads"] is not None else None
+    warmup = validate.warmup(given["warmup"]) if given["warmup"] is not None else None
+    if not given["no_build"] and not given["dry_run"]:
+        broken = build_all(ctx, [program.manifest.id])
+        if program.manifest.id in broken:
+            raise UsageError(f"{program.manifest.id} cannot run: {broken[program.manifest.id]}")
+    if threads is not None and program.manifest.threads.mode == "none":
+        raise UsageError(f"{program.manifest.id} has no worker-thread setting: --threads does not apply")
+    argv, env = command_for(program, scenario, params, effective_threads(program, threads, cpus), warmup)
+    extra_env = {k: v for k, v in env.items() if os.environ.get(k) != v}
+    err.print(f"cd {shlex.quote(str(program.manifest.folder))} && "
+              + " ".join(f"{k}={shlex.quote(v)}" for k, v in extra_env.items()) + (" " if extra_env else "")
+              + (f"taskset -c {','.join(map(str, sorted(cpus)))} " if cpus else "") + shlex.join(argv),
+              highlight=False, markup=False)
+    if given["dry_run"]:
+        return
+    os.chdir(program.manifest.folder)
+    if cpus:
+        os.sched_setaffinity(0, cpus)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    try:
+        os.execvpe(argv[0], argv, env)
+    except OSError as exc:
+        raise UsageError(f"cannot run {argv[0]}: {exc.strerror}") from None
+
+
+@cli.command()
+@click.argument("what")
+@click.argument("which", required=False)
+@click.pass_context
+def show(ctx: click.Context, what: str, which: str | None) -> None:
+    """Everything stored for a run (`show RUN_ID`) or a session (`show session N|latest`)."""
+    from corobench.show import run_text, session_text
+
+    db = ctx.obj["results"] / DB_NAME
+    if not db.exists():
+        raise UsageError(f"no results database at {db}")
+    with Store(db) as store:
+        if what == "session":
+            click.echo(session_text(store, store.session(which or "latest")))
+            return
+        if which is not None or not what.isascii() or not what.isdigit() or len(what) > 18:
+            raise UsageError(f"show takes a run id (a number) or 'session N', not '{' '.join(filter(None, [what, which]))}'")
+        row = store.run(int(what))
+        click.echo(run_text(row))
 
 
 @cli.command()

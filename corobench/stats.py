@@ -30,7 +30,7 @@ class Summary:
 
     @property
     def high_spread(self) -> bool:
-        return self.n > 1 and self.cv > HIGH_CV
+        return self.n > 2 and self.cv > HIGH_CV
 
 
 def binom_cdf(k: int, n: int) -> float:
@@ -72,7 +72,8 @@ def summarize(values: list[float]) -> Summary:
     stdev = statistics.stdev(xs) if n > 1 else 0.0
     if n > 1:
         half = t_quantile_975(n - 1) * stdev / math.sqrt(n)
-        mean_ci = (mean - half, mean + half)
+        # a quantity that cannot be negative (a time, a size) gets no negative bound
+        mean_ci = (max(0.0, mean - half) if xs[0] >= 0 else mean - half, mean + half)
     else:
         mean_ci = (mean, mean)
     mci, level = median_ci(xs)
@@ -82,11 +83,13 @@ def summarize(values: list[float]) -> Summary:
     )
 
 
-OUTLIER_Z = 3.5  # Iglewicz and Hoaglin's cut-off for the modified z-score
+# hyperfine's cut-off for the modified z-score: Iglewicz and Hoaglin's 3.5 flags about half of all
+# 3-run cells of a noisy machine, which makes the warning noise
+OUTLIER_Z = 14.0
 
 
 def outliers(values: list[float]) -> list[float]:
-    """Values whose modified z-score (0.6745 * |x - median| / MAD) exceeds 3.5.
+    """Values whose modified z-score (0.6745 * |x - median| / MAD) exceeds OUTLIER_Z.
 
     The median absolute deviation is robust to the outliers themselves, unlike the stdev; with
     a MAD of 0 (most values identical) nothing is called an outlier.
@@ -108,10 +111,7 @@ class Comparison:
 
     def describe(self) -> str:
         """×ratio, with "~" when the difference is not significant (benchstat's mark)."""
-        if not self.significant:
-            p = f"p={self.p_value:.2f}" if self.p_value is not None else "too few runs"
-            return f"×{self.ratio:.2f} ~ ({p})"
-        return f"×{self.ratio:.2f}"
+        return f"×{self.ratio:.2f}" if self.significant else f"×{self.ratio:.2f} ~"
 
 
 def compare(a: list[float], b: list[float], alpha: float = 0.05) -> Comparison:

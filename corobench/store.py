@@ -184,6 +184,12 @@ class Store:
         except sqlite3.Error:
             pass
 
+    def __enter__(self) -> "Store":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
     # ---------------------------------------------------------------- writes
 
     def _write(self, sql: str, values=()) -> sqlite3.Cursor:
@@ -260,6 +266,12 @@ class Store:
 
     def runs(self, session_id: int) -> list[sqlite3.Row]:
         return self._read("SELECT * FROM runs WHERE session_id = ? ORDER BY id", (session_id,))
+
+    def run(self, run_id: int) -> sqlite3.Row:
+        rows = self._read("SELECT * FROM runs WHERE id = ?", (run_id,))
+        if not rows:
+            raise UsageError(f"no run {run_id} in {self.path} (`corobench show session N` lists a session's runs)")
+        return rows[0]
 
     def running_sessions(self) -> list[sqlite3.Row]:
         return self._read("SELECT * FROM sessions WHERE status = 'running' ORDER BY id")

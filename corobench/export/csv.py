@@ -1,4 +1,8 @@
-"""CSV: every metric of every cell, with its statistics."""
+"""CSV: one line per cell and metric, every statistic, one column per parameter.
+
+Parameters get columns named `parameter_<name>` (as hyperfine's exports do), in the order the
+scenarios declare them; a parameter a scenario doesn't have is empty on its lines.
+"""
 
 from __future__ import annotations
 
@@ -9,15 +13,17 @@ from corobench.results import Cell
 
 
 def full_csv(cells: list[Cell]) -> str:
-    """One line per cell and metric, with the statistics pyperf/benchstat users expect."""
+    names: list[str] = []
+    for c in cells:
+        names += [k for k in c.params if k not in names]
     out = io.StringIO()
     w = csv.writer(out, lineterminator="\n")
-    w.writerow(["scenario", "program", "params", "threads", "status", "reason", "metric", "unit",
-                "n", "median", "median_ci_low", "median_ci_high", "median_ci_level", "mean",
-                "mean_ci_low", "mean_ci_high", "min", "max", "stdev", "cv", "warnings"])
+    w.writerow(["scenario", "program", *(f"parameter_{n}" for n in names), "threads", "status", "reason", "metric",
+                "unit", "n", "median", "median_ci_low", "median_ci_high", "median_ci_level", "mean", "mean_ci_low",
+                "mean_ci_high", "min", "max", "stdev", "cv", "warnings"])
     for c in cells:
-        params = " ".join(f"{k}={v}" for k, v in c.params.items())
-        base = [c.scenario, c.program, params, c.threads if c.threads is not None else "", c.status, c.reason]
+        base = [c.scenario, c.program, *(c.params.get(n, "") for n in names),
+                c.threads if c.threads is not None else "", c.status, c.reason]
         if not c.summaries:
             w.writerow(base + [""] * 14 + ["; ".join(c.warnings)])
             continue

@@ -1,28 +1,64 @@
-"""Shared number formatting for the human-readable exports."""
+"""Numbers as people read them: `1.33k`, `291 µs`, `12.3 MiB`, never `2.91e-04`."""
 
 from __future__ import annotations
 
 from corobench.results import Cell
 from corobench.stats import Summary
 
+TIME_STEPS = ((1.0, "s"), (1e-3, "ms"), (1e-6, "µs"), (1e-9, "ns"))
 
-def number(value: float) -> str:
-    """Three significant figures, with k/M/G for large values."""
-    for div, suffix in ((1e9, "G"), (1e6, "M"), (1e4, "k")):
-        if abs(value) >= div:
-            scaled = value / (div if suffix != "k" else 1e3)
-            return f"{scaled:.3g}{suffix}" if abs(scaled) < 1000 else f"{scaled:.0f}{suffix}"
+
+def sig3(value: float) -> str:
+    """Three significant figures, without exponent notation."""
+    if value == 0:
+        return "0"
     if abs(value) >= 100:
         return f"{value:.0f}"
-    return f"{value:.3g}" if abs(value) >= 0.001 or value == 0 else f"{value:.2e}"
+    if abs(value) >= 10:
+        return f"{value:.1f}"
+    if abs(value) >= 1:
+        return f"{value:.2f}"
+    return f"{value:.3g}"
 
 
-def with_spread(s: Summary) -> str:
-    """median, then the median's CI (or min-max when n is too small for one)."""
+def number(value: float) -> str:
+    """A count or rate: three significant figures, with k/M/G for large values."""
+    for div, suffix in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if abs(value) >= div:
+            return sig3(value / div) + suffix
+    return sig3(value)
+
+
+def seconds(value: float) -> str:
+    """A duration in the unit that keeps it between 1 and 1000: 291 µs, 12.3 ms, 4.56 s."""
+    for scale, unit in TIME_STEPS:
+        if abs(value) >= scale or unit == "ns":
+            return f"{sig3(value / scale)} {unit}"
+    return f"{sig3(value)} s"
+
+
+def human(value: float, unit: str) -> str:
+    """A metric's value with its unit, as a table or a label shows it."""
+    if unit == "s":
+        return seconds(value)
+    if unit == "µs":
+        return seconds(value * 1e-6)
+    if unit == "MiB":
+        return f"{sig3(value)} MiB"
+    return number(value)
+
+
+def header(label: str, unit: str) -> str:
+    """Column header: the unit goes into the cells for durations and memory, else in brackets."""
+    return label if unit in ("s", "µs", "MiB") else f"{label} ({unit})"
+
+
+def with_spread(s: Summary, unit: str) -> str:
+    """median, then the median's CI (min–max when n is too small for a 95 % one)."""
     if s.n == 1:
-        return number(s.median)
+        return human(s.median, unit)
     low, high = s.median_ci
-    return f"{number(s.median)} [{number(low)}–{number(high)}]"
+    return f"{human(s.median, unit)} [{human(low, unit)}–{human(high, unit)}]"
 
 
 def status_text(cell: Cell) -> str:

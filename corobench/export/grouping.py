@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
+from corobench.export.format import header, human, status_text, with_spread
 from corobench.results import Cell
 from corobench.stats import Comparison, compare
 
@@ -31,3 +34,44 @@ def ranked(cells: list[Cell]) -> list[tuple[Cell, Comparison | None]]:
             compare(c.values[metric.key], best)
         out.append((c, cmp))
     return out + [(c, None) for c in rest]
+
+
+MIN_RUNS_SIGNIFICANT = 4  # Mann-Whitney at 5 %, two-sided: fewer runs per side can never be significant
+
+
+@dataclass
+class TableData:
+    """One table of a parameter set: columns, rows, and the notes printed once below it."""
+
+    title: str
+    columns: list[str]
+    rows: list[list[str]]
+    notes: list[str] = field(default_factory=list)
+    failed_rows: set[int] = field(default_factory=set)  # row indexes of FAILED/SKIPPED cells
+
+
+def tabulate(scenario: str, label: str, group: list[Cell], metric_count: int | None = None) -> TableData:
+    """The headline with its CI and the ratio to the best, then the other metrics (all, or the
+    first `metric_count`), then the runs; failures and warnings as notes, not as columns."""
+    metrics = group[0].metrics
+    others = metrics[1:] if metric_count is None else metrics[1:1 + metric_count]
+    head = metrics[0]
+    columns = ["program", f"{header(head.label, head.unit)} median [95% CI]", "vs best"]
+    columns += [header(m.label, m.unit) for m in others] + ["runs"]
+    data = TableData(f"{scenario}: {label}", columns, [])
+    for cell, cmp in ranked(group):
+        runs = f"{cell.runs_ok}/{cell.runs_total}"
+        if cell.status != "ok" or cell.headline() is None:
+            data.failed_rows.add(len(data.rows))
+            data.rows.append([cell.program, cell.status.upper(), ""] + ["—"] * len(others) + [runs])
+            data.notes.append(f"{cell.program}: {status_text(cell)}")
+            continue
+        row = [cell.program, with_spread(cell.headline(), head.unit), "best" if cmp is None else cmp.describe()]
+        row += [human(cell.summaries[m.key].median, m.unit) if m.key in cell.summaries else "—" for m in others]
+        data.rows.append(row + [runs])
+        data.notes += [f"{cell.program}: {w}" for w in cell.warnings]
+    ok = [c for c in group if c.status == "ok" and c.headline() is not None]
+    if len(ok) > 1 and min(c.headline().n for c in ok) < MIN_RUNS_SIGNIFICANT:
+        data.notes.append(f"with fewer than {MIN_RUNS_SIGNIFICANT} runs per program no difference can be significant "
+                          "at 5 % (every ratio reads ~): use --reps 5 or more to compare")
+    return data

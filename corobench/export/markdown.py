@@ -2,40 +2,41 @@
 
 from __future__ import annotations
 
-from corobench.export.format import number, status_text, with_spread
-from corobench.export.grouping import groups, ranked
+from corobench.export.grouping import groups, tabulate
 from corobench.results import Cell, by_scenario
 
+LEGEND = ("Medians of the measured repetitions; the bracket is the median's 95 % confidence interval from "
+          "order statistics (with fewer than 6 runs it is min–max and covers less than 95 %). \"vs best\": how "
+          "many times worse than the best program (×2.00: the best is twice as fast, or needs half the memory); "
+          "~ marks a difference a Mann-Whitney U test does not find significant at 5 %. FAILED cells did not pass "
+          "verification and carry no figure.")
 
-def scenario_tables(cells: list[Cell], heading: str = "###") -> str:
+
+def cell_text(text: str) -> str:
+    return text.replace("|", "/").replace("\n", " ")
+
+
+def scenario_tables(scenario: str, cells: list[Cell], heading: str = "###") -> str:
     lines: list[str] = []
     for label, group in groups(cells):
-        metrics = group[0].metrics
-        head = metrics[0]
+        data = tabulate(scenario, label, group)
         lines.append(f"{heading} {label}\n")
-        cols = ["program", f"{head.label} ({head.unit}) median [95% CI]", "vs best"]
-        cols += [f"{m.label} ({m.unit})" for m in metrics[1:]]
-        cols += ["runs", "notes"]
-        lines.append("| " + " | ".join(cols) + " |")
-        lines.append("|" + "---|" * len(cols))
-        for cell, cmp in ranked(group):
-            if cell.status != "ok" or cell.headline() is None:
-                row = [cell.program, "**" + cell.status.upper() + "**", ""] + ["—"] * (len(metrics) - 1)
-                row += [f"{cell.runs_ok}/{cell.runs_total}", status_text(cell).replace("|", "/")]
-            else:
-                vs = "best" if cmp is None else cmp.describe()
-                row = [cell.program, with_spread(cell.headline()), vs]
-                row += [number(cell.summaries[m.key].median) if m.key in cell.summaries else "—"
-                        for m in metrics[1:]]
-                row += [f"{cell.runs_ok}/{cell.runs_total}", "; ".join(cell.warnings)]
-            lines.append("| " + " | ".join(str(x) for x in row) + " |")
+        lines.append("| " + " | ".join(data.columns) + " |")
+        lines.append("|" + "---|" * len(data.columns))
+        for i, row in enumerate(data.rows):
+            if i in data.failed_rows:
+                row = [row[0], f"**{row[1]}**", *row[2:]]
+            lines.append("| " + " | ".join(cell_text(x) for x in row) + " |")
         lines.append("")
+        lines += [f"- {cell_text(note)}" for note in data.notes]
+        if data.notes:
+            lines.append("")
     return "\n".join(lines)
 
 
 def to_markdown(cells: list[Cell]) -> str:
-    parts = []
+    parts = [LEGEND, ""]
     for scenario, group in by_scenario(cells).items():
         parts.append(f"## {scenario}\n")
-        parts.append(scenario_tables(group))
+        parts.append(scenario_tables(scenario, group))
     return "\n".join(parts)

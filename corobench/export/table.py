@@ -1,38 +1,39 @@
-"""The terminal table printed after a run (rich)."""
+"""The terminal tables printed after a run (rich): program names whole, notes below each table."""
 
 from __future__ import annotations
+
+import os
 
 from rich.console import Console
 from rich.table import Table
 
-from corobench.export.format import number, status_text, with_spread
-from corobench.export.grouping import groups, ranked
+from corobench.export.grouping import groups, tabulate
 from corobench.results import Cell, by_scenario
+
+TERMINAL_METRICS = 3  # beyond the headline: the rest are in `--format md/csv/json` and the report
+
+
+def out_console() -> Console:
+    """stdout at the terminal's width; when piped, COLUMNS if set, else 100 columns."""
+    probe = Console()
+    if probe.is_terminal:
+        return probe
+    columns = os.environ.get("COLUMNS", "")
+    return Console(width=int(columns) if columns.isdigit() and 40 <= int(columns) <= 1000 else 100)
 
 
 def print_table(cells: list[Cell], console: Console | None = None) -> None:
-    console = console or Console(width=None if Console().is_terminal else 200)
+    console = console or out_console()
     for scenario, scenario_cells in by_scenario(cells).items():
         for label, group in groups(scenario_cells):
-            metrics = group[0].metrics
-            table = Table(title=f"{scenario}: {label}", title_justify="left")
-            table.add_column("program")
-            table.add_column(f"{metrics[0].label} ({metrics[0].unit})", justify="right")
-            table.add_column("vs best", justify="right")
-            for m in metrics[1:4]:
-                table.add_column(f"{m.label} ({m.unit})", justify="right")
-            table.add_column("notes")
-            problems = []
-            for cell, cmp in ranked(group):
-                if cell.status != "ok" or cell.headline() is None:
-                    style = "red" if cell.status == "failed" else "yellow"
-                    table.add_row(cell.program, f"[{style}]{cell.status.upper()}[/]", "", "", "", "", "see below")
-                    problems.append(f"{cell.program}: {status_text(cell)}")
-                    continue
-                row = [cell.program, with_spread(cell.headline()), "best" if cmp is None else cmp.describe()]
-                row += [number(cell.summaries[m.key].median) if m.key in cell.summaries else "—"
-                        for m in metrics[1:4]]
-                table.add_row(*row, "; ".join(cell.warnings))
+            data = tabulate(scenario, label, group, TERMINAL_METRICS)
+            table = Table(title=data.title, title_justify="left")
+            for i, name in enumerate(data.columns):
+                table.add_column(name, justify="left" if i == 0 else "right", no_wrap=i == 0)
+            for i, row in enumerate(data.rows):
+                if i in data.failed_rows:
+                    row = [row[0], f"[red]{row[1]}[/]", *row[2:]]
+                table.add_row(*row)
             console.print(table)
-            for line in problems:
-                console.print("  " + line, highlight=False, markup=False)
+            for note in data.notes:
+                console.print("  " + note, highlight=False, markup=False, soft_wrap=True)

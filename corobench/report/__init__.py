@@ -10,10 +10,11 @@ from corobench.files import write_text
 from corobench.paths import writable_dir
 from corobench.export.csv import full_csv
 from corobench.export.json import to_json
-from corobench.export.markdown import scenario_tables
+from corobench.export.markdown import LEGEND, scenario_tables
 from corobench.results import build_cells, by_scenario
 from corobench.scenarios import get_scenario
 from corobench.store import Store
+from corobench.verify import clean_text
 
 
 def session_meta(session) -> dict:
@@ -72,13 +73,8 @@ def write_report(db_path: Path, which: str, out_dir: Path) -> list[Path]:
         if legacy is not None and scenario.legacy_name:
             write(scenario.legacy_name, legacy)
 
-    md = [f"# corobench report — session {meta['session']}\n",
-          "Medians of the measured repetitions; the bracket is the median's 95 % confidence interval "
-          "(order statistics; with fewer than 6 runs it is min–max and covers less than 95 %). "
-          "\"vs best\" says how many times worse than the best program a program is (×2.00: the best is "
-          "twice as fast, or half the memory); ~ marks a difference that a Mann-Whitney U test does not "
-          "find significant at 5 % (with 3 runs per program no difference can be: use 5 or more). "
-          "FAILED cells did not pass verification and carry no figure.\n"]
+    md = [f"# corobench report — session {meta['session']}\n", LEGEND + " Error bars in the charts span "
+          "min–max of the runs.\n"]
     verify_failures = [r for r in rows if r["rep"] == 0 and r["status"] == "failed"]
     for scenario, group in scenarios.items():
         md.append(f"## {scenario}\n")
@@ -86,15 +82,11 @@ def write_report(db_path: Path, which: str, out_dir: Path) -> list[Path]:
             written.append(chart)
             if chart.suffix == ".png":
                 md.append(f"![{chart.stem}]({chart.name})\n")
-        md.append(scenario_tables(group))
+        md.append(scenario_tables(scenario, group))
     if verify_failures:
         md.append("## Verification failures (tiny size, before measuring)\n")
-        md += [f"- {r['program']} {r['scenario']}: {r['reason']}" for r in verify_failures]
-        md.append("")
-    warnings = [(c, w) for c in cells for w in c.warnings]
-    if warnings:
-        md.append("## Warnings\n")
-        md += [f"- {c.program} {c.scenario} {c.label_params()}: {w}" for c, w in warnings]
+        md += [f"- {r['program']} {r['scenario']}: {clean_text(r['reason'] or '', 500)} (`corobench show {r['id']}`)"
+               for r in verify_failures]
         md.append("")
     md.append(_machine_section(meta))
     write("report.md", "\n".join(md))

@@ -33,6 +33,7 @@ class Blocking(Scenario):
     )
     metrics = (PER_ITERATION, WALL, CPU, RSS, CGROUP)
     examples = "e.g. -n 100,1000 -i 100 (comma lists sweep)"
+    legacy_name = "blocking.txt"
 
     def expected_checksum(self, params: Mapping) -> int:
         return params["tasks"] * params["iterations"] * params["bytes"]
@@ -43,6 +44,19 @@ class Blocking(Scenario):
     def run_metrics(self, result: Mapping, params: Mapping) -> dict:
         pool = result.get("pool_threads")
         return {"pool_threads": pool} if type(pool) is int else {}
+
+    def legacy(self, cells) -> str:
+        """The original's line per program: `X s total, Y ms avg per iteration` (medians)."""
+        lines = []
+        for c in cells:
+            p = c.params
+            head = f"{c.program} ({p['tasks']} tasks x {p['bytes']} bytes, {p['iterations']} iterations)"
+            if c.status != "ok" or "per_iteration_us" not in c.summaries:
+                lines.append(f"{head}: {c.status.upper()}")
+                continue
+            per_ms = c.summaries["per_iteration_us"].median / 1e3
+            lines.append(f"{head}: {per_ms * p['iterations'] / 1e3:.3f} s total, {per_ms:.3f} ms avg per iteration")
+        return "\n".join(lines) + "\n"
 
     def charts(self, cells, out_dir: Path) -> list[Path]:
         """Time per iteration, one bar per program/variant, one figure per parameter set."""

@@ -25,6 +25,7 @@ class Tasks(Scenario):
     metrics = (RSS, CGROUP, SPAWN, ELAPSED, CPU, WALL)
     timing_fields = ("elapsed_ns", "spawn_ns")
     examples = "e.g. -n 1000,100000 -d 1000 (comma lists sweep)"
+    legacy_name = "tasks.md"
 
     def expected_checksum(self, params: Mapping) -> int:
         return params["tasks"]
@@ -36,10 +37,34 @@ class Tasks(Scenario):
         return {"spawn_ns": result["spawn_ns"]}
 
     def caveats(self, params: Mapping, medians: Mapping[str, float]) -> list[str]:
-        if medians.get("spawn_s", 0) * 1000 > params["sleep_ms"]:
+        if params["sleep_ms"] > 0 and medians.get("spawn_s", 0) * 1000 > params["sleep_ms"]:
             return [f"spawning took {medians['spawn_s']:.3g} s, longer than the {params['sleep_ms']} ms sleep: "
                     f"the first tasks ended before the last began, so not all {params['tasks']} were alive at once"]
         return []
+
+    def legacy(self, cells) -> str:
+        """The blog's table: peak memory (median peak RSS, MiB) of each runtime at each N."""
+        out = []
+        for sleep_ms in sorted({c.params["sleep_ms"] for c in cells}):
+            group = [c for c in cells if c.params["sleep_ms"] == sleep_ms]
+            ns = sorted({c.params["tasks"] for c in group})
+            programs = sorted({c.program for c in group})
+            out.append(f"Peak memory (RSS, MiB) of N tasks sleeping {sleep_ms} ms\n")
+            out.append("| runtime | " + " | ".join(f"{n:,}" for n in ns) + " |")
+            out.append("|---|" + "---:|" * len(ns))
+            for program in programs:
+                row = []
+                for n in ns:
+                    cell = next((c for c in group if c.program == program and c.params["tasks"] == n), None)
+                    if cell is None:
+                        row.append("")
+                    elif cell.status == "ok" and "rss_mib" in cell.summaries:
+                        row.append(f"{cell.summaries['rss_mib'].median:.1f}")
+                    else:
+                        row.append(cell.status.upper())
+                out.append(f"| {program} | " + " | ".join(row) + " |")
+            out.append("")
+        return "\n".join(out)
 
     def charts(self, cells, out_dir: Path) -> list[Path]:
         """Peak memory and spawn time against N (log-log), and a bar chart of memory per N."""

@@ -1,0 +1,86 @@
+"""`corobench show`: everything stored for one run or one session, readable and safe to print.
+
+A FAILED run is debugged from here: its reason, exit status, the exact command and working
+directory (to rerun it by hand, or with `corobench exec`), and the tail of its stderr. Text that
+came from a program is shown with control characters made visible, never sent raw to a terminal.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+from collections import Counter
+
+from corobench.store import Store
+
+
+def visible(text: str) -> str:
+    """A program's text with its line breaks kept and every other control character made visible."""
+    out = []
+    for ch in text:
+        if ch in "\n\t" or ch.isprintable():
+            out.append(ch)
+        else:
+            out.append(f"\\x{ord(ch):02x}" if ord(ch) < 256 else f"\\u{ord(ch):04x}")
+    return "".join(out)
+
+
+def _fmt(value) -> str:
+    return "—" if value is None else str(value)
+
+
+def run_text(row) -> str:
+    params = json.loads(row["params"])
+    argv = json.loads(row["argv"])
+    keys = row.keys()
+    lines = [
+        f"run {row['id']} of session {row['session_id']}: {row['program']} {row['scenario']} "
+        + " ".join(f"{k}={v}" for k, v in params.items()),
+        f"  repetition   {row['rep']}" + (" (the verification run at a tiny size)" if row["rep"] == 0 else ""),
+        f"  status       {row['status']}" + (f" ({row['failure_kind']})" if row["failure_kind"] else ""),
+    ]
+    if row["reason"]:
+        lines.append(f"  reason       {visible(row['reason'])}")
+    lines += [
+        f"  started      {row['started_at']}",
+        f"  exit         code {_fmt(row['exit_code'])}, signal {_fmt(row['term_signal'])}",
+        f"  threads      asked {_fmt(row['threads'])}, reported {_fmt(row['reported_threads'])}; CPUs {_fmt(row['cpus'])}",
+        f"  wall         {row['wall_ns'] / 1e9:.6f} s" if row["wall_ns"] else "  wall         —",
+        f"  timed        {row['elapsed_ns'] / 1e9:.6f} s" if row["elapsed_ns"] else "  timed        —",
+        f"  CPU          user {_fmt(row['user_s'])} s, sys {_fmt(row['sys_s'])} s",
+        f"  memory       peak RSS {_fmt(row['max_rss_kb'])} KiB, cgroup peak {_fmt(row['cgroup_peak_bytes'])} bytes",
+        f"  machine      other processes used {_fmt(row['other_cpu_fraction'])} of the CPUs; load {_fmt(row['loadavg'])}",
+        f"  cwd          {_fmt(row['cwd'] if 'cwd' in keys else None)}",
+        f"  command      {shlex.join(argv) if argv else '— (not started)'}",
+    ]
+    metrics = json.loads(row["metrics"]) if "metrics" in keys and row["metrics"] else {}
+    if metrics:
+        shown = {k: v for k, v in metrics.items() if k != "rss_series"}
+        lines.append("  metrics      " + json.dumps(shown, sort_keys=True))
+    if row["result"]:
+        lines.append("  output       " + visible(row["result"][:4000]))
+    if row["stderr_tail"]:
+        lines.append("  stderr (tail):")
+        lines += ["    " + line for line in visible(row["stderr_tail"]).splitlines()]
+    return "\n".join(lines)
+
+
+def session_text(store: Store, session) -> str:
+    rows = store.runs(session["id"])
+    counts = Counter(r["status"] for r in rows)
+    lines = [
+        f"session {session['id']}: {session['status']}, {session['started_at']} → {session['finished_at'] or '…'}",
+        f"  command  {session['command']}",
+        f"  commit   {session['git_commit'] or '—'}",
+        f"  runs     {len(rows)}: " + ", ".join(f"{n} {status}" for status, n in sorted(counts.items())),
+        "",
+        "  id      rep  status   program / parameters",
+    ]
+    for r in rows:
+        params = " ".join(f"{k}={v}" for k, v in json.loads(r["params"]).items())
+        lines.append(f"  {r['id']:<7} {r['rep']:<4} {r['status']:<8} {r['program']} {r['scenario']} {params}")
+        if r["status"] == "failed" and r["reason"]:
+            lines.append(f"          {visible(r['reason'])[:300]}")
+    lines.append("")
+    lines.append("`corobench show RUN_ID` shows a run's command, working directory and stderr.")
+    return "\n".join(lines)

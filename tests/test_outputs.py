@@ -1,0 +1,101 @@
+"""What people read: tables that fit, notes below tables, CSV columns, legacy formats, `show`, `exec`."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import subprocess
+import sys
+
+import pytest
+
+from conftest import FAKES, ROOT, corobench
+
+
+@pytest.fixture
+def session(results):
+    """One stored session: chain with a good, a crashing and an escape-printing program."""
+    proc = corobench("run", "chain", "-w", "2", "-e", "3", "-t", "int,str", "--reps", "2", "--impl",
+                     "fake-good,fake-crash,fake-escape", results=results, impls=FAKES)
+    assert proc.returncode == 1, proc.stderr
+    return results
+
+
+def test_tables_keep_notes_below_and_fit_a_narrow_pipe(results):
+    proc = corobench("run", "chain", "-w", "2", "-e", "3", "--reps", "2", "--impl",
+                     "fake-good,fake-crash", results=results, impls=FAKES, env={"COLUMNS": "80"})
+    lines = proc.stdout.splitlines()
+    assert max(len(line) for line in lines if line.startswith(("┃", "│", "┏", "└"))) <= 80
+    assert "notes" not in proc.stdout and "fake-crash: FAILED: failed verification" in proc.stdout
+    assert any(line.startswith("  fake-good: the timed region lasted only") for line in lines)
+    assert sum("too short to compare" in line for line in lines if "fake-good" in line) == 1  # once, not twice
+
+
+def test_list_never_cuts_an_id_at_80_columns(results):
+    proc = corobench("list", results=results, impls=FAKES, env={"COLUMNS": "80"})
+    assert proc.returncode == 0
+    for name in ("fake-wrongparam", "fake-boolthreads"):
+        assert name in proc.stdout
+
+
+def test_csv_has_a_column_per_parameter(session):
+    proc = corobench("report", "latest", "--out", str(session / "rep"), results=session, impls=FAKES)
+    assert proc.returncode == 0, proc.stderr
+    rows = list(csv.DictReader(io.StringIO((session / "rep" / "results.csv").read_text())))
+    assert {"parameter_workers", "parameter_etype", "parameter_esize"} <= set(rows[0])
+    assert {r["parameter_etype"] for r in rows} == {"int", "str"}
+    assert all(float(r["mean_ci_low"]) >= 0 for r in rows if r["mean_ci_low"])
+
+
+def test_legacy_formats_of_blocking_and_tasks(results):
+    blocking = corobench("run", "blocking", "-n", "2", "-i", "4", "--reps", "1", "--impl", "fake-good",
+                         "--format", "legacy", results=results, impls=FAKES)
+    assert blocking.returncode == 0, blocking.stderr
+    assert "fake-good (2 tasks x 10 bytes, 4 iterations): 0.001 s total, 0.250 ms avg per iteration" in blocking.stdout
+    tasks = corobench("run", "tasks", "-n", "2,20", "-d", "0", "--reps", "1", "--impl", "fake-good,fake-crash",
+                      "--format", "legacy", results=results, impls=FAKES)
+    assert "| runtime | 2 | 20 |" in tasks.stdout and "| fake-crash | FAILED | FAILED |" in tasks.stdout
+
+
+def test_json_output_carries_the_session_metadata(results):
+    proc = corobench("run", "tasks", "-n", "2", "-d", "0", "--reps", "1", "--impl", "fake-good", "--format", "json",
+                     results=results, impls=FAKES)
+    meta = json.loads(proc.stdout)["meta"]
+    assert meta["session"] == 1 and meta["machine"]["cores"] >= 1 and "fake-good" in meta["toolchains"]
+
+
+def test_show_a_failed_run_with_its_command_and_stderr(session):
+    listing = corobench("show", "session", "latest", results=session, impls=FAKES)
+    assert listing.returncode == 0
+    failed_id = next(line.split()[0] for line in listing.stdout.splitlines()
+                     if "fake-escape" in line and " failed " in line and " 0 " in line)
+    shown = corobench("show", failed_id, results=session, impls=FAKES)
+    assert shown.returncode == 0
+    out = shown.stdout
+    assert "command      python3 " in out and "fake.py escape chain --workers 3" in out
+    assert "cwd          " in out and "fake-impls/escape" in out
+    assert "\x1b" not in out and "\\x1b" in out and "red alert" in out  # escapes made visible, not sent
+
+
+@pytest.mark.parametrize("args,message", [
+    (["show", "nope"], "show takes a run id"),
+    (["show", "99999"], "no run 99999"),
+    (["show", "session", "42"], "no session 42"),
+])
+def test_show_bad_input(session, args, message):
+    proc = corobench(*args, results=session, impls=FAKES)
+    assert proc.returncode == 2 and message in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_exec_runs_a_program_as_the_harness_does(results):
+    dry = corobench("exec", "fake-good", "chain", "-w", "4", "--threads", "1", "--dry-run", results=results,
+                    impls=FAKES)
+    assert dry.returncode == 0 and dry.stdout == ""
+    assert "fake-impls/good && python3" in dry.stderr and "--workers 4" in dry.stderr and "--threads 1" in dry.stderr
+    real = subprocess.run([sys.executable, "-m", "corobench", "--results", str(results), "--impls", str(FAKES),
+                           "exec", "fake-good", "chain", "-w", "4", "-e", "5"], cwd=ROOT, capture_output=True,
+                          text=True, timeout=120)
+    assert real.returncode == 0 and json.loads(real.stdout)["checksum"] == 4 * 5 * 10
+    bad = corobench("exec", "fake-good", "chain", "-w", "0", results=results, impls=FAKES)
+    assert bad.returncode == 2 and "workers must be at least 1" in bad.stderr
