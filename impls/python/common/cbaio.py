@@ -14,7 +14,7 @@ from time import perf_counter_ns
 
 from cbcli import emit, parse_args, refused, refused_now
 
-VARIANTS = ("to_thread", "sync")
+VARIANTS = {"blocking": ("to_thread", "sync")}
 THREADS = 1  # one Python thread runs every task (to_thread's pool threads are reported in README)
 
 # ------------------------------------------------------------------------------------------
@@ -262,7 +262,12 @@ RESOURCE_ERRNOS = {errno.EMFILE, errno.ENFILE, errno.ENOMEM, errno.EAGAIN, errno
 def run(prog_id, loop_factory=None, argv=None):
     """Entry point: parse the flags and run the scenario on a loop made by loop_factory."""
     p = parse_args(sys.argv[1:] if argv is None else argv, prog_id, variants=VARIANTS)
-    scenario = {"chain": chain, "tasks": tasks, "blocking": blocking}[p["scenario"]]
+    if p["scenario"] in ("echo", "http"):
+        import cbserve  # httptools is imported only for the servers
+
+        scenario = cbserve.serve
+    else:
+        scenario = {"chain": chain, "tasks": tasks, "blocking": blocking}[p["scenario"]]
     try:
         with asyncio.Runner(loop_factory=loop_factory) as runner:
             runner.run(scenario(p))
