@@ -45,6 +45,7 @@ defmodule Corobench.Processes do
       :chain -> chain(p, threads)
       :tasks -> tasks(p, threads)
       :blocking -> blocking(p, threads)
+      _server -> Corobench.Servers.main(p, threads)
     end
 
     System.halt(0)
