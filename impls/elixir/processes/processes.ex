@@ -260,6 +260,9 @@ defmodule Corobench.Processes do
       bytes: b,
       variant: variant,
       threads: threads,
+      # Both variants make their file calls through prim_file NIFs, which run
+      # on the dirty I/O schedulers ("file": in the file's I/O server process).
+      pool_threads: :erlang.system_info(:dirty_io_schedulers),
       checksum: total,
       elapsed_ns: t1 - t0
     )

@@ -136,8 +136,8 @@ async function receiverBig(ch, events, counts) {
 
 async function chainPass(workers, events, queue, make, recv) {
   const counts = { received: 0 };
-  const t0 = process.hrtime.bigint();
   const done = new Array(workers);
+  const t0 = process.hrtime.bigint();
   for (let w = 0; w < workers; w++) {
     const ch = new Channel(queue);
     done[w] = recv(ch, events, counts);
@@ -292,6 +292,15 @@ async function blockingIteration(io, n, size) {
   return sum;
 }
 
+// libuv's thread pool: UV_THREADPOOL_SIZE threads (default 4, at least 1, at most 1024), as
+// libuv reads it when the first request is queued.
+function threadpoolSize() {
+  const env = process.env.UV_THREADPOOL_SIZE;
+  if (env === undefined) return 4;
+  const v = parseInt(env, 10) || 0; // libuv: atoi()
+  return Math.min(Math.max(v, 1), 1024);
+}
+
 async function blocking(p) {
   const n = num(p.tasks);
   const iterations = num(p.iterations);
@@ -312,6 +321,7 @@ async function blocking(p) {
     bytes: p.bytes,
     variant: p.variant,
     threads: THREADS,
+    pool_threads: p.variant === 'sync' ? 0 : threadpoolSize(),
     checksum,
     elapsed_ns: elapsed,
   });
