@@ -48,7 +48,10 @@ function serve(server, p, readyExtra, finalLine) {
     if (stopping) return;
     stopping = true;
     server.close(); // stop accepting (http: also closes idle keep-alive connections)
+    let finished = false;
     const finish = (openAtStop) => {
+      if (finished) return;
+      finished = true;
       emit(finalLine(accepted, openAtStop));
       process.exit(0);
     };
@@ -58,8 +61,10 @@ function serve(server, p, readyExtra, finalLine) {
     }
     const timer = setTimeout(() => {
       const left = open.size;
+      // Finish once their 'close' events have run (echo counts the partial ones there).
+      drained = () => finish(left);
+      setTimeout(() => finish(left), 500).unref();
       for (const s of open) s.destroy();
-      finish(left);
     }, STOP_WAIT_MS);
     drained = () => {
       clearTimeout(timer);

@@ -161,7 +161,7 @@ class HttpProtocol(asyncio.Protocol):
             self.transport.close()
 
     def data_received(self, data):
-        if self.closing:
+        if self.closing or self.parser is None:
             return
         try:
             self.parser.feed_data(data)
@@ -178,6 +178,7 @@ class HttpProtocol(asyncio.Protocol):
             self.transport.close()
 
     def connection_lost(self, exc):
+        self.parser = None  # the parser refers back to this protocol: break the cycle now
         t = self.totals
         t.requests += self.requests
         t.not_found += self.not_found
