@@ -22,6 +22,15 @@ defmodule Corobench.CLI do
     {"d", "sleep-ms", :non_negative},
     {nil, "threads", :positive}
   ]
+  @server_flags [
+    {nil, "host", :host},
+    {nil, "port", {:range, 0, 65535}},
+    {nil, "threads", :positive},
+    {nil, "variant", :variant},
+    {nil, "allow-remote", :switch}
+  ]
+  @echo_flags @server_flags ++
+                [{nil, "size", {:range, 1, 1_048_576}}, {nil, "uuids", {:range, 0, 1000}}]
   @blocking_flags [
     {"n", "tasks", :positive},
     {"i", "iterations", :positive},
@@ -46,15 +55,18 @@ defmodule Corobench.CLI do
 
   @doc """
   Parses `argv` (scenario first). `id` is the manifest id, `variants` the
-  blocking variants (the first is the default). Returns a map with the
-  scenario atom and every parameter; `:threads` is nil when not given.
+  blocking variants (the first is the default; the servers have none).
+  Returns a map with the scenario atom and every parameter; `:threads` is nil
+  when not given, `:variant_given` says whether `--variant` was.
   """
   def parse(argv, id, variants) do
     {scenario, rest} =
       case argv do
-        [] -> bad_input("missing scenario (chain, tasks or blocking)")
+        [] -> bad_input("missing scenario (chain, tasks, blocking, echo or http)")
         [s | rest] -> {s, rest}
       end
+
+    variants = if scenario == "blocking", do: variants, else: []
 
     {flags, defaults} =
       case scenario do
@@ -78,12 +90,18 @@ defmodule Corobench.CLI do
           {@blocking_flags,
            %{scenario: :blocking, tasks: 1000, iterations: 1000, bytes: 10, variant: hd(variants)}}
 
+        "echo" ->
+          {@echo_flags, Map.merge(server_defaults(:echo), %{size: 17, uuids: 5})}
+
+        "http" ->
+          {@server_flags, server_defaults(:http)}
+
         other ->
-          bad_input("unknown scenario '#{other}' (chain, tasks or blocking)")
+          bad_input("unknown scenario '#{other}' (chain, tasks, blocking, echo or http)")
       end
 
-    p =
-      parse_flags(rest, scenario, flags, variants, MapSet.new(), Map.put(defaults, :threads, nil))
+    defaults = defaults |> Map.put(:threads, nil) |> Map.put(:variant_given, false)
+    p = parse_flags(rest, scenario, flags, variants, MapSet.new(), defaults)
 
     if Map.get(p, :cpuprofile) != nil, do: bad_input("--cpuprofile is not supported by #{id}")
 
@@ -98,10 +116,24 @@ defmodule Corobench.CLI do
 
       :tasks ->
         :ok
+
+      _server ->
+        if not p.allow_remote and not loopback?(p.ip),
+          do:
+            bad_input(
+              "--host #{p.host}: not a loopback address (give --allow-remote to serve other addresses)"
+            )
     end
 
     p
   end
+
+  defp server_defaults(scenario),
+    do: %{scenario: scenario, host: "127.0.0.1", ip: {127, 0, 0, 1}, port: 0, allow_remote: false, variant: nil}
+
+  defp loopback?({127, _, _, _}), do: true
+  defp loopback?({0, 0, 0, 0, 0, 0, 0, 1}), do: true
+  defp loopback?(_), do: false
 
   defp parse_flags([], _scen, _flags, _variants, _seen, acc), do: acc
 
@@ -118,14 +150,24 @@ defmodule Corobench.CLI do
     if MapSet.member?(seen, long), do: bad_input("flag --#{long} given more than once")
 
     {value, rest} =
-      case {inline, rest} do
-        {nil, [v | r]} -> {v, r}
-        {nil, []} -> bad_input("flag #{arg} needs a value")
-        {v, r} -> {v, r}
+      case {kind, inline, rest} do
+        {:switch, nil, r} -> {true, r}
+        {:switch, _, _} -> bad_input("flag --#{long} takes no value")
+        {_, nil, [v | r]} -> {v, r}
+        {_, nil, []} -> bad_input("flag #{arg} needs a value")
+        {_, v, r} -> {v, r}
       end
 
     key = long |> String.replace("-", "_") |> String.to_atom()
     acc = Map.put(acc, key, convert(kind, "--" <> long, value, variants))
+
+    acc =
+      case kind do
+        :variant -> Map.put(acc, :variant_given, true)
+        :host -> Map.put(acc, :ip, parse_ip(value))
+        _ -> acc
+      end
+
     parse_flags(rest, scen, flags, variants, MapSet.put(seen, long), acc)
   end
 
@@ -159,6 +201,22 @@ defmodule Corobench.CLI do
     end
   end
 
+  defp convert({:range, min, max}, flag, value, _variants) do
+    n = convert(:non_negative, flag, value, [])
+
+    if n < min or n > max,
+      do: bad_input("#{flag} must be in #{min} .. #{max}, got #{value}"),
+      else: n
+  end
+
+  defp convert(:switch, _flag, value, _variants), do: value
+
+  defp convert(:host, flag, value, _variants) do
+    if parse_ip(value) == nil,
+      do: bad_input("#{flag}: not an IP address literal: '#{value}'"),
+      else: value
+  end
+
   defp convert(:etype, _flag, value, _variants) do
     case value do
       v when v in ["0", "int"] -> :int
@@ -169,6 +227,9 @@ defmodule Corobench.CLI do
     end
   end
 
+  defp convert(:variant, _flag, value, []),
+    do: bad_input("--variant: this implementation has no variants of this scenario (got '#{value}')")
+
   defp convert(:variant, _flag, value, variants) do
     if value in variants,
       do: value,
@@ -176,6 +237,14 @@ defmodule Corobench.CLI do
   end
 
   defp convert(:text, _flag, value, _variants), do: value
+
+  # An IPv4 or IPv6 address literal (no names), as a tuple; nil otherwise.
+  defp parse_ip(text) do
+    case :inet.parse_strict_address(String.to_charlist(text)) do
+      {:ok, ip} -> ip
+      {:error, _} -> nil
+    end
+  end
 
   @doc "Prints the one JSON line; `pairs` is a keyword list of integers, atoms and strings."
   def print_json(pairs) do
@@ -188,6 +257,7 @@ defmodule Corobench.CLI do
   end
 
   defp json_value(v) when is_integer(v), do: Integer.to_string(v)
+  defp json_value(v) when is_boolean(v), do: Atom.to_string(v)
   defp json_value(v) when is_atom(v), do: json_value(Atom.to_string(v))
 
   defp json_value(v) when is_binary(v),

@@ -5,6 +5,6 @@ cd "$(dirname "$0")"
 out=../_build/processes
 rm -rf "$out.tmp"
 mkdir -p "$out.tmp"
-elixirc --warnings-as-errors -o "$out.tmp" ../common/corobench_cli.ex processes.ex
+elixirc --warnings-as-errors -o "$out.tmp" ../common/corobench_cli.ex processes.ex servers.ex
 rm -rf "$out"
 mv "$out.tmp" "$out"

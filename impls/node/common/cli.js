@@ -5,11 +5,23 @@
 // Bad input   => exit 2, one line on stderr, nothing on stdout (fail()).
 // Refused resource => exit 3, one line on stderr (refused()).
 
+const net = require('net');
+
 const MAX_CHECKSUM = (1n << 63n) - 1n;
 
 const ETYPES = ['int', 'str', 'str_ptr', 'str_clone'];
 
-// kind: 'count' (integer >= 1), 'count0' (integer >= 0), 'etype', 'variant', 'string'
+// Server flags (docs/protocol.md "Servers"), shared by echo and http.
+const SERVER_FLAGS = [
+  { key: 'host', long: '--host', kind: 'host', def: '127.0.0.1' },
+  { key: 'port', long: '--port', kind: 'range', min: 0, max: 65535, def: 0n },
+  { key: 'threads', long: '--threads', kind: 'count', def: null },
+  { key: 'variant', long: '--variant', kind: 'variant', def: null },
+  { key: 'allow_remote', long: '--allow-remote', kind: 'switch', def: false },
+];
+
+// kind: 'count' (integer >= 1), 'count0' (integer >= 0), 'range' (integer in min..max), 'etype',
+// 'variant', 'string', 'host' (an IP literal), 'switch' (no value)
 const SPECS = {
   chain: [
     { key: 'workers', short: '-w', long: '--workers', kind: 'count', def: 1000n },
@@ -34,7 +46,24 @@ const SPECS = {
     { key: 'variant', long: '--variant', kind: 'variant', def: null },
     { key: 'threads', long: '--threads', kind: 'count', def: null },
   ],
+  echo: [
+    ...SERVER_FLAGS,
+    { key: 'size', long: '--size', kind: 'range', min: 1, max: 1048576, def: 17n },
+    { key: 'uuids', long: '--uuids', kind: 'range', min: 0, max: 1000, def: 5n },
+  ],
+  http: SERVER_FLAGS,
 };
+
+const SERVER_SCENARIOS = new Set(['echo', 'http']);
+
+/** True for 127.0.0.0/8 and ::1 (in any spelling). */
+function isLoopback(host) {
+  const family = net.isIP(host) === 6 ? 'ipv6' : 'ipv4';
+  const loopback = new net.BlockList();
+  loopback.addSubnet('127.0.0.0', 8, 'ipv4');
+  loopback.addAddress('::1', 'ipv6');
+  return loopback.check(host, family);
+}
 
 function oneLine(msg) {
   return String(msg).replace(/\s*\n\s*/g, ' ').trim();
@@ -72,7 +101,7 @@ function parseEtype(flag, text) {
 /**
  * Parse `<scenario> [flags]`.
  * opts.id        manifest id (for messages)
- * opts.variants  list of blocking variants, first is the default
+ * opts.variants  { scenario: [variants] }, the first listed is the default
  * opts.singleThreaded  refuse --threads other than 1
  * opts.cpuprofile      whether --cpuprofile is supported (false for Node)
  * Returns { scenario, ...params } with counts as BigInt, or exits 2.
@@ -105,7 +134,10 @@ function parseArgs(argv, opts) {
     const f = byName.get(name);
     if (f === undefined) fail(`unknown flag '${name}' for scenario ${scenario}`);
     if (seen.has(f.key)) fail(`flag ${f.long} given more than once`);
-    if (value === undefined) {
+    if (f.kind === 'switch') {
+      if (value !== undefined) fail(`flag ${f.long} takes no value`);
+      value = '';
+    } else if (value === undefined) {
       if (i + 1 >= argv.length) fail(`flag ${name} needs a value`);
       value = argv[++i];
     }
@@ -124,17 +156,30 @@ function parseArgs(argv, opts) {
       case 'count0':
         out[f.key] = given ? parseInteger(flag, text, 0) : f.def;
         break;
+      case 'range':
+        out[f.key] = given ? parseInteger(flag, text, f.min) : f.def;
+        if (out[f.key] > BigInt(f.max)) fail(`${flag}: out of range ${f.min} .. ${f.max}: ${text}`);
+        break;
       case 'etype':
         out[f.key] = given ? parseEtype(flag, text) : f.def;
         break;
+      case 'host':
+        if (!given) out[f.key] = f.def;
+        else if (net.isIP(text) === 0) fail(`${flag}: not an IP address literal: '${text}'`);
+        else out[f.key] = text;
+        break;
+      case 'switch':
+        out[f.key] = given;
+        break;
       case 'variant': {
-        const variants = opts.variants || [];
+        const variants = (opts.variants && opts.variants[scenario]) || [];
+        out.variantGiven = given;
         if (!given) {
-          out[f.key] = variants[0];
+          out[f.key] = variants.length > 0 ? variants[0] : null;
         } else if (variants.includes(text)) {
           out[f.key] = text;
         } else {
-          fail(`${flag}: unknown variant '${text}' for ${opts.id} (expected one of: ${variants.join(', ')})`);
+          fail(variants.length === 0 ? `${flag}: ${opts.id} has no variants of ${scenario} (got '${text}')` : `${flag}: unknown variant '${text}' for ${opts.id} (expected one of: ${variants.join(', ')})`);
         }
         break;
       }
@@ -152,6 +197,13 @@ function parseArgs(argv, opts) {
   }
   if (out.threads !== null && opts.singleThreaded && out.threads !== 1n) {
     fail(`--threads ${out.threads}: ${opts.id} is single-threaded by design (only --threads 1 is accepted)`);
+  }
+
+  if (SERVER_SCENARIOS.has(scenario)) {
+    if (!out.allow_remote && !isLoopback(out.host)) {
+      fail(`--host ${out.host}: not a loopback address (give --allow-remote to serve other addresses)`);
+    }
+    return out;
   }
 
   // Expected checksum must lie in 0 .. 2^63-1.

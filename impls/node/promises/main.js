@@ -10,7 +10,7 @@ const { parseArgs, emit, fail, refused, num } = require('../common/cli.js');
 const { Channel, EMPTY } = require('./channel.js');
 
 const ID = 'node';
-const VARIANTS = ['promises', 'sync'];
+const VARIANTS = { blocking: ['promises', 'sync'] };
 const THREADS = 1; // one JavaScript thread runs every task
 
 // Describes how far the program got, for the exit-3 message when a resource is refused.
@@ -136,8 +136,8 @@ async function receiverBig(ch, events, counts) {
 
 async function chainPass(workers, events, queue, make, recv) {
   const counts = { received: 0 };
-  const t0 = process.hrtime.bigint();
   const done = new Array(workers);
+  const t0 = process.hrtime.bigint();
   for (let w = 0; w < workers; w++) {
     const ch = new Channel(queue);
     done[w] = recv(ch, events, counts);
@@ -184,39 +184,42 @@ async function chain(p) {
 // ---------------------------------------------------------------------------------------------
 // tasks
 
+// Spawned in chunks: between two chunks, with the clock stopped, the heap is checked, because
+// V8 aborts the whole process at its heap limit; stop cleanly (exit 3) at 80% of it instead.
+const SPAWN_CHUNK = 65536;
+
 async function tasks(p) {
   const n = num(p.tasks);
   const delay = num(p.sleep_ms); // timers clamp 0 to 1 ms
-  let counter = 0;
-  let allDone;
-  const finished = new Promise((resolve) => {
-    allDone = resolve;
-  });
-  async function task() {
-    await sleep(delay);
-    if (++counter === n) allDone();
-  }
-  // V8 aborts the process when its heap limit is reached; stop cleanly before that instead
-  // (checked every 65536 spawns, which costs nothing measurable).
   const heapLimit = v8.getHeapStatistics().heap_size_limit;
-  const t0 = process.hrtime.bigint();
-  for (let i = 0; i < n; i++) {
-    if ((i & 0xffff) === 0xffff && v8.getHeapStatistics().used_heap_size > 0.8 * heapLimit) {
-      refused(`started ${i} of ${n} tasks: JavaScript heap limit reached (${Math.round(heapLimit / 2 ** 20)} MiB)`);
+  // A task is one timer promise that resolves to 1 after D ms (timers/promises' setTimeout
+  // with a value): the promise is the task's state, nothing else is kept per task.
+  const timers = new Array(n);
+  let spawnNs = 0n;
+  let spawned = 0n; // end of the last chunk
+  for (let start = 0; start < n; start += SPAWN_CHUNK) {
+    if (start > 0 && v8.getHeapStatistics().used_heap_size > 0.8 * heapLimit) {
+      refused(`started ${start} of ${n} tasks: JavaScript heap limit reached (${Math.round(heapLimit / 2 ** 20)} MiB)`);
     }
-    task();
+    const end = Math.min(n, start + SPAWN_CHUNK);
+    const t0 = process.hrtime.bigint();
+    for (let i = start; i < end; i++) timers[i] = sleep(delay, 1);
+    spawned = process.hrtime.bigint();
+    spawnNs += spawned - t0;
   }
-  const t1 = process.hrtime.bigint();
-  await finished;
-  const t2 = process.hrtime.bigint();
+  const ones = await Promise.all(timers);
+  let checksum = 0;
+  for (let i = 0; i < n; i++) checksum += ones[i];
+  // From before the first spawn until all have finished, less the heap checks between chunks.
+  const elapsedNs = spawnNs + (process.hrtime.bigint() - spawned);
   emit({
     scenario: 'tasks',
     tasks: p.tasks,
     sleep_ms: p.sleep_ms,
     threads: THREADS,
-    checksum: counter,
-    spawn_ns: t1 - t0,
-    elapsed_ns: t2 - t0,
+    checksum,
+    spawn_ns: spawnNs,
+    elapsed_ns: elapsedNs,
   });
 }
 
@@ -289,6 +292,15 @@ async function blockingIteration(io, n, size) {
   return sum;
 }
 
+// libuv's thread pool: UV_THREADPOOL_SIZE threads (default 4, at least 1, at most 1024), as
+// libuv reads it when the first request is queued.
+function threadpoolSize() {
+  const env = process.env.UV_THREADPOOL_SIZE;
+  if (env === undefined) return 4;
+  const v = parseInt(env, 10) || 0; // libuv: atoi()
+  return Math.min(Math.max(v, 1), 1024);
+}
+
 async function blocking(p) {
   const n = num(p.tasks);
   const iterations = num(p.iterations);
@@ -309,6 +321,7 @@ async function blocking(p) {
     bytes: p.bytes,
     variant: p.variant,
     threads: THREADS,
+    pool_threads: p.variant === 'sync' ? 0 : threadpoolSize(),
     checksum,
     elapsed_ns: elapsed,
   });
@@ -336,14 +349,17 @@ function main() {
     singleThreaded: true,
     cpuprofile: false,
   });
-  const run = { chain, tasks, blocking }[p.scenario];
+  // The servers' modules (net, http, crypto) are loaded only for them: they would add to the
+  // memory of the batch scenarios.
+  const server = (name) => (q) => require('./servers.js')[name](q);
+  const run = { chain, tasks, blocking, echo: server('echo'), http: server('http') }[p.scenario];
   let r;
   try {
     r = run(p);
   } catch (err) {
     fatal(err);
   }
-  r.catch(fatal);
+  if (r instanceof Promise) r.catch(fatal);
 }
 
 main();

@@ -14,7 +14,7 @@ from time import perf_counter_ns
 
 from cbcli import emit, parse_args, refused, refused_now
 
-VARIANTS = ("to_thread", "sync")
+VARIANTS = {"blocking": ("to_thread", "sync")}
 THREADS = 1  # one Python thread runs every task (to_thread's pool threads are reported in README)
 
 # ------------------------------------------------------------------------------------------
@@ -86,9 +86,9 @@ async def chain_pass(workers, events, queue, kind, payload):
     create_task = asyncio.create_task
     Queue = asyncio.Queue
     counts = [0]
-    t0 = perf_counter_ns()
     receivers = []
     senders = []
+    t0 = perf_counter_ns()
     for _ in range(workers):
         q = Queue(queue)
         receivers.append(create_task(receiver(q, events, counts)))
@@ -167,8 +167,8 @@ async def tasks(p):
     except MemoryError:
         del reserve
         refused_now(f"started {len(running)} of {n} tasks: out of memory (MemoryError)")
-    del reserve
     t1 = perf_counter_ns()
+    del reserve
     await done
     t2 = perf_counter_ns()
     del running
@@ -249,6 +249,9 @@ async def blocking(p):
         "bytes": p["bytes"],
         "variant": p["variant"],
         "threads": THREADS,
+        # to_thread: the loop's default executor, a ThreadPoolExecutor whose max_workers is
+        # min(32, os.cpu_count() + 4) (Python 3.11: all CPUs, not the affinity mask)
+        "pool_threads": 0 if p["variant"] == "sync" else min(32, (os.cpu_count() or 1) + 4),
         "checksum": checksum,
         "elapsed_ns": elapsed,
     })
@@ -262,7 +265,12 @@ RESOURCE_ERRNOS = {errno.EMFILE, errno.ENFILE, errno.ENOMEM, errno.EAGAIN, errno
 def run(prog_id, loop_factory=None, argv=None):
     """Entry point: parse the flags and run the scenario on a loop made by loop_factory."""
     p = parse_args(sys.argv[1:] if argv is None else argv, prog_id, variants=VARIANTS)
-    scenario = {"chain": chain, "tasks": tasks, "blocking": blocking}[p["scenario"]]
+    if p["scenario"] in ("echo", "http"):
+        import cbserve  # httptools is imported only for the servers
+
+        scenario = cbserve.serve
+    else:
+        scenario = {"chain": chain, "tasks": tasks, "blocking": blocking}[p["scenario"]]
     try:
         with asyncio.Runner(loop_factory=loop_factory) as runner:
             runner.run(scenario(p))

@@ -9,6 +9,7 @@ flags, silently lets a repeated flag win and prints usage on several lines, all 
 the protocol forbids.
 """
 
+import ipaddress
 import json
 import os
 import re
@@ -17,7 +18,18 @@ import sys
 MAX_CHECKSUM = (1 << 63) - 1
 ETYPES = ("int", "str", "str_ptr", "str_clone")
 
-# (key, short, long, kind, default); kind: count (>= 1), count0 (>= 0), etype, variant, string
+# Server flags (docs/protocol.md "Servers"), shared by echo and http.
+SERVER_FLAGS = (
+    ("host", None, "--host", "host", "127.0.0.1"),
+    ("port", None, "--port", (0, 65535), 0),
+    ("threads", None, "--threads", "count", None),
+    ("variant", None, "--variant", "variant", None),
+    ("allow_remote", None, "--allow-remote", "switch", False),
+)
+SERVER_SCENARIOS = ("echo", "http")
+
+# (key, short, long, kind, default); kind: count (>= 1), count0 (>= 0), (min, max) an integer
+# range, etype, variant, string, host (an IP literal), switch (a flag without a value)
 SPECS = {
     "chain": (
         ("workers", "-w", "--workers", "count", 1000),
@@ -42,6 +54,11 @@ SPECS = {
         ("variant", None, "--variant", "variant", None),
         ("threads", None, "--threads", "count", None),
     ),
+    "echo": SERVER_FLAGS + (
+        ("size", None, "--size", (1, 1048576), 17),
+        ("uuids", None, "--uuids", (0, 1000), 5),
+    ),
+    "http": SERVER_FLAGS,
 }
 
 _INT_RE = re.compile(r"[+-]?[0-9]+\Z")
@@ -86,6 +103,14 @@ def _parse_int(flag, text, minimum):
     return v
 
 
+def _parse_host(flag, text):
+    try:
+        ipaddress.ip_address(text)
+    except ValueError:
+        fail(f"{flag}: not an IP address literal: '{text}'")
+    return text
+
+
 def _parse_etype(flag, text):
     if text in ("0", "1", "2", "3"):
         return ETYPES[int(text)]
@@ -94,8 +119,9 @@ def _parse_etype(flag, text):
     fail(f"{flag}: unknown event type '{text}' (expected 0-3 or {', '.join(ETYPES)})")
 
 
-def parse_args(argv, prog_id, variants=(), single_threaded=True, cpuprofile=False):
-    """Parse `<scenario> [flags]` into a dict (plus 'expected', the predicted checksum)."""
+def parse_args(argv, prog_id, variants=None, single_threaded=True, cpuprofile=False):
+    """Parse `<scenario> [flags]` into a dict (plus 'expected', the predicted checksum, for the
+    batch scenarios). `variants` maps a scenario to its variants, the first being the default."""
     if not argv:
         fail(f"missing scenario (expected one of: {', '.join(SPECS)})")
     scenario = argv[0]
@@ -123,7 +149,11 @@ def parse_args(argv, prog_id, variants=(), single_threaded=True, cpuprofile=Fals
             fail(f"unknown flag '{name}' for scenario {scenario}")
         if f[0] in seen:
             fail(f"flag {f[2]} given more than once")
-        if value is None:
+        if f[3] == "switch":
+            if value is not None:
+                fail(f"flag {f[2]} takes no value")
+            value = ""
+        elif value is None:
             if i + 1 >= len(argv):
                 fail(f"flag {name} needs a value")
             i += 1
@@ -139,15 +169,27 @@ def parse_args(argv, prog_id, variants=(), single_threaded=True, cpuprofile=Fals
             out[key] = _parse_int(flag, text, 1) if given else default
         elif kind == "count0":
             out[key] = _parse_int(flag, text, 0) if given else default
+        elif isinstance(kind, tuple):
+            out[key] = _parse_int(flag, text, kind[0]) if given else default
+            if out[key] > kind[1]:
+                fail(f"{flag}: out of range {kind[0]} .. {kind[1]}: {text}")
         elif kind == "etype":
             out[key] = _parse_etype(flag, text) if given else default
+        elif kind == "host":
+            out[key] = _parse_host(flag, text) if given else default
+        elif kind == "switch":
+            out[key] = given
         elif kind == "variant":
+            names = (variants or {}).get(scenario, ())
+            out["variant_given"] = given
             if not given:
-                out[key] = variants[0]
-            elif text in variants:
+                out[key] = names[0] if names else None
+            elif text in names:
                 out[key] = text
+            elif not names:
+                fail(f"{flag}: {prog_id} has no variants of {scenario} (got '{text}')")
             else:
-                fail(f"{flag}: unknown variant '{text}' for {prog_id} (expected one of: {', '.join(variants)})")
+                fail(f"{flag}: unknown variant '{text}' for {prog_id} (expected one of: {', '.join(names)})")
         elif kind == "string":
             if given and text == "":
                 fail(f"{flag}: empty value")
@@ -159,6 +201,11 @@ def parse_args(argv, prog_id, variants=(), single_threaded=True, cpuprofile=Fals
         fail(f"--cpuprofile is not supported by {prog_id}")
     if out.get("threads") is not None and single_threaded and out["threads"] != 1:
         fail(f"--threads {out['threads']}: {prog_id} is single-threaded by design (only --threads 1 is accepted)")
+
+    if scenario in SERVER_SCENARIOS:
+        if not out["allow_remote"] and not ipaddress.ip_address(out["host"]).is_loopback:
+            fail(f"--host {out['host']}: not a loopback address (give --allow-remote to serve other addresses)")
+        return out
 
     if scenario == "chain":
         expected = out["workers"] * out["events"] * out["esize"]
