@@ -133,7 +133,7 @@ def doctor() -> None:
     findings = examine()
     for f in findings:
         mark = "[green]ok  [/]" if f.level == "ok" else "[yellow]warn[/]"
-        console.print(f"{mark} {f.topic:<20} {f.text}", highlight=False)
+        console.print(f"{mark} {f.topic:<20} {f.text}", highlight=False, soft_wrap=True)
     warns = sum(f.level == "warn" for f in findings)
     console.print(f"{warns} warning(s)")
 
