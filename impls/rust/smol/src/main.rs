@@ -1,9 +1,9 @@
-//! corobench on smol (id "rust-smol"): one smol::Executor run by N worker
-//! threads (smol's documented multi-thread pattern: each thread runs
-//! `block_on(ex.run(shutdown))`), smol::channel bounded channels
-//! (async-channel) for the chain, Executor::spawn + smol::Timer for tasks,
-//! and two blocking variants: "unblock" (std::fs inside smol::unblock, the
-//! manifest's only one) and "fs" (smol::fs, i.e. async-fs, kept for
+//! corobench on smol (id "rust-smol"): one smol::Executor, leaked as a
+//! StaticExecutor, run by N worker threads (smol's documented multi-thread
+//! pattern: each thread runs `block_on(ex.run(shutdown))`), smol::channel
+//! bounded channels (async-channel) for the chain, spawn + smol::Timer for
+//! tasks, and two blocking variants: "unblock" (std::fs inside smol::unblock,
+//! the manifest's only one) and "fs" (smol::fs, i.e. async-fs, kept for
 //! experiments). --threads sets N (default: one per core).
 
 use std::thread;
@@ -13,6 +13,7 @@ use corobench_common::{
     self as common, BlockingArgs, ChainArgs, Command, EventSource, Spec, TasksArgs, ThreadsMode,
 };
 use smol::io::{AsyncReadExt, AsyncWriteExt};
+use async_executor::StaticExecutor;
 use smol::{channel, Executor, Timer};
 
 #[global_allocator]
@@ -37,8 +38,11 @@ fn main() {
     };
     let workers = threads.unwrap_or_else(common::available_cores);
 
-    // The executor lives for the whole process.
-    let ex: &'static Executor<'static> = Box::leak(Box::new(Executor::new()));
+    // The executor lives for the whole process: `leak` makes it a
+    // StaticExecutor (async-executor's "static" feature), which spawns and
+    // finishes tasks without the active-task registry (a mutex taken on
+    // every spawn and every completion) that a droppable Executor needs.
+    let ex: &'static StaticExecutor = Executor::new().leak();
     let (stop, stopped) = channel::unbounded::<()>();
     let mut pool = Vec::with_capacity(workers);
     for i in 0..workers {
@@ -68,7 +72,7 @@ fn main() {
 
 // ---------------------------------------------------------------- chain
 
-async fn chain_pass(ex: &'static Executor<'static>, a: &ChainArgs, source: EventSource) -> (u64, u64, u64) {
+async fn chain_pass(ex: &'static StaticExecutor, a: &ChainArgs, source: EventSource) -> (u64, u64, u64) {
     let (workers, events) = (a.workers as usize, a.events);
     let capacity = usize::try_from(a.queue).unwrap_or(usize::MAX);
     let mut receivers = Vec::with_capacity(workers);
@@ -103,7 +107,7 @@ async fn chain_pass(ex: &'static Executor<'static>, a: &ChainArgs, source: Event
     (a.workers * events, checksum, elapsed)
 }
 
-fn chain(ex: &'static Executor<'static>, a: &ChainArgs, workers: usize) {
+fn chain(ex: &'static StaticExecutor, a: &ChainArgs, workers: usize) {
     let profile = common::open_profile(a.cpuprofile.as_deref());
     let source = EventSource::new(a.etype, a.esize);
     for _ in 0..a.warmup {
@@ -121,7 +125,7 @@ fn chain(ex: &'static Executor<'static>, a: &ChainArgs, workers: usize) {
 
 // ---------------------------------------------------------------- tasks
 
-fn tasks(ex: &'static Executor<'static>, a: &TasksArgs, workers: usize) {
+fn tasks(ex: &'static StaticExecutor, a: &TasksArgs, workers: usize) {
     let n = a.tasks as usize;
     let sleep = Duration::from_millis(a.sleep_ms);
     let (checksum, spawn_ns, elapsed) = smol::block_on(async move {
@@ -174,7 +178,7 @@ type Handles = Vec<smol::Task<(u64, Vec<u8>)>>;
 
 /// One iteration: a task per buffer in `bufs`; every buffer comes back.
 async fn blocking_iteration(
-    ex: &'static Executor<'static>,
+    ex: &'static StaticExecutor,
     variant: &str,
     bufs: &mut Vec<Vec<u8>>,
     handles: &mut Handles,
@@ -197,7 +201,7 @@ async fn blocking_iteration(
     sum
 }
 
-fn blocking(ex: &'static Executor<'static>, a: &BlockingArgs, workers: usize) {
+fn blocking(ex: &'static StaticExecutor, a: &BlockingArgs, workers: usize) {
     let mut bufs = common::task_buffers(a);
     let mut handles = Vec::with_capacity(bufs.len());
     let (checksum, elapsed) = smol::block_on(async {
