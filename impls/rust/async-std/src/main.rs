@@ -4,7 +4,6 @@
 //! (async_std::fs; std::fs inside task::spawn_blocking). Worker threads come
 //! from ASYNC_STD_THREAD_COUNT (default: one per core).
 
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use async_std::channel;
@@ -44,8 +43,7 @@ fn main() {
 
 // ---------------------------------------------------------------- chain
 
-async fn chain_pass(a: &ChainArgs) -> (u64, u64, u64) {
-    let source = Arc::new(EventSource::new(a.etype, a.esize));
+async fn chain_pass(a: &ChainArgs, source: EventSource) -> (u64, u64, u64) {
     let (workers, events) = (a.workers as usize, a.events);
     let capacity = usize::try_from(a.queue).unwrap_or(usize::MAX);
     let mut receivers = Vec::with_capacity(workers);
@@ -63,7 +61,6 @@ async fn chain_pass(a: &ChainArgs) -> (u64, u64, u64) {
             }
             sum
         }));
-        let source = Arc::clone(&source);
         task::spawn(async move {
             for _ in 0..events {
                 if tx.send(source.make()).await.is_err() {
@@ -82,13 +79,14 @@ async fn chain_pass(a: &ChainArgs) -> (u64, u64, u64) {
 
 fn chain(a: &ChainArgs, workers: usize) {
     let profile = common::open_profile(a.cpuprofile.as_deref());
+    let source = EventSource::new(a.etype, a.esize);
     for _ in 0..a.warmup {
-        let (received, checksum, _) = task::block_on(chain_pass(a));
+        let (received, checksum, _) = task::block_on(chain_pass(a, source));
         common::check_chain(a, received, checksum);
     }
     let (received, checksum, elapsed) = task::block_on(async {
         let profiler = common::start_profile(profile);
-        let result = chain_pass(a).await;
+        let result = chain_pass(a, source).await;
         if let Some(p) = profiler {
             p.finish();
         }
@@ -125,8 +123,7 @@ fn tasks(a: &TasksArgs, workers: usize) {
 // ---------------------------------------------------------------- blocking
 
 /// async_std::fs: each operation runs on the blocking thread pool.
-async fn copy_async_fs(bytes: usize) -> u64 {
-    let mut buf = vec![0u8; bytes];
+async fn copy_async_fs(mut buf: Vec<u8>) -> (u64, Vec<u8>) {
     let mut src = async_std::fs::File::open("/dev/urandom")
         .await
         .unwrap_or_else(|e| common::io_failure("open /dev/urandom", &e));
@@ -147,37 +144,46 @@ async fn copy_async_fs(bytes: usize) -> u64 {
         .await
         .unwrap_or_else(|e| common::io_failure("write /dev/null", &e));
     drop(dst);
-    bytes as u64
+    (buf.len() as u64, buf)
 }
 
-async fn blocking_iteration(a: &BlockingArgs) -> u64 {
-    let bytes = a.bytes as usize;
-    let mut handles = Vec::with_capacity(a.tasks as usize);
-    for _ in 0..a.tasks {
-        handles.push(match a.variant {
-            "fs" => task::spawn(copy_async_fs(bytes)),
+type Handles = Vec<task::JoinHandle<(u64, Vec<u8>)>>;
+
+/// One iteration: a task per buffer in `bufs`; every buffer comes back.
+async fn blocking_iteration(variant: &str, bufs: &mut Vec<Vec<u8>>, handles: &mut Handles) -> u64 {
+    for mut buf in bufs.drain(..) {
+        handles.push(match variant {
+            "fs" => task::spawn(copy_async_fs(buf)),
             "spawn_blocking" => task::spawn(async move {
-                task::spawn_blocking(move || common::copy_urandom_to_null(bytes)).await
+                task::spawn_blocking(move || (common::copy_urandom_to_null(&mut buf), buf)).await
             }),
             v => unreachable!("variant {v}"),
         });
     }
     let mut sum = 0u64;
-    for h in handles {
-        sum += h.await;
+    for h in handles.drain(..) {
+        let (n, buf) = h.await;
+        sum += n;
+        bufs.push(buf);
     }
     sum
 }
 
 fn blocking(a: &BlockingArgs, workers: usize) {
+    let mut bufs = common::task_buffers(a);
+    let mut handles = Vec::with_capacity(bufs.len());
     let (checksum, elapsed) = task::block_on(async {
-        blocking_iteration(a).await; // unmeasured warm-up iteration
+        // unmeasured warm-up iteration
+        blocking_iteration(a.variant, &mut bufs, &mut handles).await;
         let start = Instant::now();
         let mut sum = 0u64;
         for _ in 0..a.iterations {
-            sum += blocking_iteration(a).await;
+            sum += blocking_iteration(a.variant, &mut bufs, &mut handles).await;
         }
         (sum, common::elapsed_ns(start))
     });
-    common::print_blocking(a, workers, checksum, elapsed);
+    // Both variants' calls run on the `blocking` crate's pool (async_std::fs
+    // through task::spawn_blocking, which is blocking::unblock).
+    let pool_threads = common::blocking_crate_max_threads();
+    common::print_blocking(a, workers, pool_threads, checksum, elapsed);
 }

@@ -11,7 +11,6 @@ use std::fmt::Display;
 use std::fs::File;
 use std::io::{self, Write};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
 
 // ---------------------------------------------------------------- exits
 
@@ -196,17 +195,29 @@ impl EType {
 }
 
 /// A message that is one of several kinds: Rust's enum.
+///
+/// 24 bytes: `Str`'s `String` (capacity, pointer, length) is the largest
+/// variant, and the others (at most two words each) fit beside the niche in
+/// its capacity field, so no separate tag is needed. A second `String` variant
+/// would make it 32 bytes; `StrClone` therefore holds a `Box<str>`, which is
+/// also exactly one allocation of S bytes.
 #[derive(Debug)]
 pub enum Event {
     /// `int`: the value itself, no allocation.
     Int(u64),
-    /// `str`: an owned `String`, made with `String::clone` of the template.
+    /// `str`: an owned `String`, made with `String::clone` of the template
+    /// (one allocation and a copy of S bytes).
     Str(String),
-    /// `str_ptr`: a reference-counted pointer to the one shared string.
-    StrPtr(Arc<str>),
-    /// `str_clone`: an owned `String` copied from the template's `&str`.
-    StrClone(String),
+    /// `str_ptr`: a pointer to the one template string, which lives for the
+    /// whole process (leaked once); no allocation and no reference count.
+    StrPtr(&'static str),
+    /// `str_clone`: a new buffer holding a copy of the template's content
+    /// (one allocation and a copy of S bytes).
+    StrClone(Box<str>),
 }
+
+// The queues hold events by value: keep them three words (see `Event`).
+const _: () = assert!(std::mem::size_of::<Event>() == 24);
 
 impl Event {
     /// The event's weight: the int's value, or the string's length in bytes.
@@ -214,26 +225,31 @@ impl Event {
     pub fn weight(&self) -> u64 {
         match self {
             Event::Int(v) => *v,
-            Event::Str(s) | Event::StrClone(s) => s.len() as u64,
+            Event::Str(s) => s.len() as u64,
             Event::StrPtr(s) => s.len() as u64,
+            Event::StrClone(s) => s.len() as u64,
         }
     }
 }
 
-/// Makes the events a sender sends; one per pass, shared by all senders.
-#[derive(Debug)]
+/// Makes the events a sender sends: one per process, copied into every
+/// sender (it is three words and `Copy`).
+#[derive(Clone, Copy, Debug)]
 pub struct EventSource {
     etype: EType,
     value: u64,
-    text: String,
-    shared: Arc<str>,
+    /// The template string (S bytes of 'x'; empty for `int`), leaked so that
+    /// `str_ptr` events can point at it for the whole process.
+    text: &'static String,
 }
 
 impl EventSource {
-    /// `esize` is the int's value or the strings' length in bytes.
+    /// `esize` is the int's value or the strings' length in bytes. Leaks the
+    /// template string: call it once per process, before any pass.
     pub fn new(etype: EType, esize: u64) -> EventSource {
-        let (text, shared) = if etype == EType::Int {
-            (String::new(), Arc::from(""))
+        static EMPTY: String = String::new();
+        let text: &'static String = if etype == EType::Int {
+            &EMPTY
         } else {
             let len = usize::try_from(esize).unwrap_or(usize::MAX);
             let mut text = String::new();
@@ -241,19 +257,19 @@ impl EventSource {
                 refused(format_args!("cannot allocate a string of {esize} bytes: out of memory"));
             }
             text.extend(std::iter::repeat_n('x', len));
-            let shared: Arc<str> = Arc::from(text.as_str());
-            (text, shared)
+            Box::leak(Box::new(text))
         };
-        EventSource { etype, value: esize, text, shared }
+        EventSource { etype, value: esize, text }
     }
 
+    /// A new event, made for each send.
     #[inline(always)]
     pub fn make(&self) -> Event {
         match self.etype {
             EType::Int => Event::Int(self.value),
             EType::Str => Event::Str(self.text.clone()),
-            EType::StrPtr => Event::StrPtr(Arc::clone(&self.shared)),
-            EType::StrClone => Event::StrClone(self.text.as_str().to_owned()),
+            EType::StrPtr => Event::StrPtr(self.text.as_str()),
+            EType::StrClone => Event::StrClone(Box::from(self.text.as_str())),
         }
     }
 }
@@ -707,14 +723,16 @@ pub fn print_tasks(a: &TasksArgs, threads: usize, checksum: u64, spawn_ns: u64, 
         .print();
 }
 
-/// Prints the blocking result line.
-pub fn print_blocking(a: &BlockingArgs, threads: usize, checksum: u64, elapsed_ns: u64) {
+/// Prints the blocking result line. `pool_threads`: the most threads the
+/// runtime may use for the blocking calls of this variant (docs/protocol.md).
+pub fn print_blocking(a: &BlockingArgs, threads: usize, pool_threads: u64, checksum: u64, elapsed_ns: u64) {
     Output::new("blocking")
         .num("tasks", a.tasks)
         .num("iterations", a.iterations)
         .num("bytes", a.bytes)
         .text("variant", a.variant)
         .num("threads", threads as u64)
+        .num("pool_threads", pool_threads)
         .num("checksum", checksum)
         .num("elapsed_ns", elapsed_ns.max(1))
         .print();
@@ -727,25 +745,44 @@ pub fn elapsed_ns(start: std::time::Instant) -> u64 {
 
 // ---------------------------------------------------------------- blocking work
 
-/// The blocking scenario's task body with std::fs: read `bytes` bytes from
-/// /dev/urandom (looping until all are read), write them all to /dev/null,
-/// close both. Returns the bytes written.
-pub fn copy_urandom_to_null(bytes: usize) -> u64 {
+/// The blocking scenario's task body with std::fs: fill `buf` from
+/// /dev/urandom (looping until all of it is read), write it all to
+/// /dev/null, close both. Returns the bytes written.
+pub fn copy_urandom_to_null(buf: &mut [u8]) -> u64 {
     use std::io::Read;
-    let mut buf = vec![0u8; bytes];
     let mut src = File::open("/dev/urandom")
         .unwrap_or_else(|e| io_failure("open /dev/urandom", &e));
-    src.read_exact(&mut buf)
+    src.read_exact(buf)
         .unwrap_or_else(|e| io_failure("read /dev/urandom", &e));
     drop(src);
     let mut dst = File::options()
         .write(true)
         .open("/dev/null")
         .unwrap_or_else(|e| io_failure("open /dev/null", &e));
-    dst.write_all(&buf)
+    dst.write_all(buf)
         .unwrap_or_else(|e| io_failure("write /dev/null", &e));
     drop(dst);
     buf.len() as u64
+}
+
+/// One B-byte buffer per task of an iteration, allocated before the timed
+/// region and reused by every iteration (as Go's one slice per task slot), so
+/// the timed tasks allocate nothing for their data. A task takes its buffer
+/// by value and hands it back with its result.
+pub fn task_buffers(a: &BlockingArgs) -> Vec<Vec<u8>> {
+    // A refused allocation exits 3 through `ReportingAlloc`.
+    (0..a.tasks).map(|_| vec![0u8; a.bytes as usize]).collect()
+}
+
+/// The thread limit of the `blocking` crate's pool (used by async-std's and
+/// smol's blocking calls), as blocking 1.7 computes it: `BLOCKING_MAX_THREADS`
+/// if it parses, clamped to 1 ..= 10000, else 500.
+pub fn blocking_crate_max_threads() -> u64 {
+    blocking_max_threads_from(std::env::var("BLOCKING_MAX_THREADS").ok().as_deref())
+}
+
+fn blocking_max_threads_from(var: Option<&str>) -> u64 {
+    var.and_then(|v| v.parse::<usize>().ok()).map_or(500, |v| v.clamp(1, 10000) as u64)
 }
 
 // ---------------------------------------------------------------- profile
@@ -897,9 +934,62 @@ mod tests {
 
     #[test]
     fn events() {
-        for (t, w) in [(EType::Int, 7), (EType::Str, 7), (EType::StrPtr, 7), (EType::StrClone, 7)] {
-            assert_eq!(EventSource::new(t, 7).make().weight(), w);
+        // Three words, as the compile-time assertion also says.
+        assert_eq!(std::mem::size_of::<Event>(), 24);
+        assert_eq!(std::mem::size_of::<Option<Event>>(), 24);
+        for t in [EType::Int, EType::Str, EType::StrPtr, EType::StrClone] {
+            let source = EventSource::new(t, 7);
+            // The receivers' checksum: weight S per event.
+            let sum: u64 = (0..1000).map(|_| source.make().weight()).sum();
+            assert_eq!(sum, 7000, "{t:?}");
         }
+        let text = |e: Event| match e {
+            Event::Str(s) => (s.as_ptr(), s.len()),
+            Event::StrPtr(s) => (s.as_ptr(), s.len()),
+            Event::StrClone(s) => (s.as_ptr(), s.len()),
+            Event::Int(_) => panic!("int"),
+        };
+        // str_ptr: every event points at the one template string.
+        let source = EventSource::new(EType::StrPtr, 5);
+        let (a, b) = (source.make(), source.make());
+        assert_eq!(text(a).0, text(b).0);
+        assert!(matches!(source.make(), Event::StrPtr("xxxxx")));
+        // str and str_clone: a buffer of its own per event, not the template.
+        for t in [EType::Str, EType::StrClone] {
+            let source = EventSource::new(t, 5);
+            let (a, b) = (source.make(), source.make());
+            let (a, b) = (text(a), text(b));
+            assert_ne!(a.0, b.0);
+            assert_ne!(a.0, source.text.as_ptr());
+            assert_eq!((a.1, b.1), (5, 5));
+        }
+        assert!(matches!(EventSource::new(EType::Int, 3).make(), Event::Int(3)));
+    }
+
+    #[test]
+    fn blocking_buffers_and_copy() {
+        let Ok(Command::Blocking(a)) = p(&SPEC, "blocking -n 3 -b 100") else { panic!() };
+        let mut bufs = task_buffers(&a);
+        assert_eq!(bufs.len(), 3);
+        let before: Vec<*const u8> = bufs.iter().map(|b| b.as_ptr()).collect();
+        let mut sum = 0;
+        for buf in &mut bufs {
+            assert_eq!(buf.len(), 100);
+            sum += copy_urandom_to_null(buf);
+        }
+        // The T×B checksum; the buffers are filled in place, not replaced.
+        assert_eq!(sum, 300);
+        assert!(bufs.iter().any(|b| b.iter().any(|&x| x != 0)));
+        assert_eq!(before, bufs.iter().map(|b| b.as_ptr()).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn blocking_crate_limit() {
+        assert_eq!(blocking_max_threads_from(None), 500);
+        assert_eq!(blocking_max_threads_from(Some("64")), 64);
+        assert_eq!(blocking_max_threads_from(Some("0")), 1);
+        assert_eq!(blocking_max_threads_from(Some("99999")), 10000);
+        assert_eq!(blocking_max_threads_from(Some("x")), 500);
     }
 
     #[test]

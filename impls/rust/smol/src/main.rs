@@ -1,12 +1,11 @@
-//! corobench on smol (id "rust-smol"): one smol::Executor run by N worker
-//! threads (smol's documented multi-thread pattern: each thread runs
-//! `block_on(ex.run(shutdown))`), smol::channel bounded channels
-//! (async-channel) for the chain, Executor::spawn + smol::Timer for tasks,
-//! and two blocking variants: "unblock" (std::fs inside smol::unblock, the
-//! manifest's only one) and "fs" (smol::fs, i.e. async-fs, kept for
+//! corobench on smol (id "rust-smol"): one smol::Executor, leaked as a
+//! StaticExecutor, run by N worker threads (smol's documented multi-thread
+//! pattern: each thread runs `block_on(ex.run(shutdown))`), smol::channel
+//! bounded channels (async-channel) for the chain, spawn + smol::Timer for
+//! tasks, and two blocking variants: "unblock" (std::fs inside smol::unblock,
+//! the manifest's only one) and "fs" (smol::fs, i.e. async-fs, kept for
 //! experiments). --threads sets N (default: one per core).
 
-use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -14,6 +13,7 @@ use corobench_common::{
     self as common, BlockingArgs, ChainArgs, Command, EventSource, Spec, TasksArgs, ThreadsMode,
 };
 use smol::io::{AsyncReadExt, AsyncWriteExt};
+use async_executor::StaticExecutor;
 use smol::{channel, Executor, Timer};
 
 #[global_allocator]
@@ -38,8 +38,11 @@ fn main() {
     };
     let workers = threads.unwrap_or_else(common::available_cores);
 
-    // The executor lives for the whole process.
-    let ex: &'static Executor<'static> = Box::leak(Box::new(Executor::new()));
+    // The executor lives for the whole process: `leak` makes it a
+    // StaticExecutor (async-executor's "static" feature), which spawns and
+    // finishes tasks without the active-task registry (a mutex taken on
+    // every spawn and every completion) that a droppable Executor needs.
+    let ex: &'static StaticExecutor = Executor::new().leak();
     let (stop, stopped) = channel::unbounded::<()>();
     let mut pool = Vec::with_capacity(workers);
     for i in 0..workers {
@@ -69,8 +72,7 @@ fn main() {
 
 // ---------------------------------------------------------------- chain
 
-async fn chain_pass(ex: &'static Executor<'static>, a: &ChainArgs) -> (u64, u64, u64) {
-    let source = Arc::new(EventSource::new(a.etype, a.esize));
+async fn chain_pass(ex: &'static StaticExecutor, a: &ChainArgs, source: EventSource) -> (u64, u64, u64) {
     let (workers, events) = (a.workers as usize, a.events);
     let capacity = usize::try_from(a.queue).unwrap_or(usize::MAX);
     let mut receivers = Vec::with_capacity(workers);
@@ -88,7 +90,6 @@ async fn chain_pass(ex: &'static Executor<'static>, a: &ChainArgs) -> (u64, u64,
             }
             sum
         }));
-        let source = Arc::clone(&source);
         ex.spawn(async move {
             for _ in 0..events {
                 if tx.send(source.make()).await.is_err() {
@@ -106,14 +107,15 @@ async fn chain_pass(ex: &'static Executor<'static>, a: &ChainArgs) -> (u64, u64,
     (a.workers * events, checksum, elapsed)
 }
 
-fn chain(ex: &'static Executor<'static>, a: &ChainArgs, workers: usize) {
+fn chain(ex: &'static StaticExecutor, a: &ChainArgs, workers: usize) {
     let profile = common::open_profile(a.cpuprofile.as_deref());
+    let source = EventSource::new(a.etype, a.esize);
     for _ in 0..a.warmup {
-        let (received, checksum, _) = smol::block_on(chain_pass(ex, a));
+        let (received, checksum, _) = smol::block_on(chain_pass(ex, a, source));
         common::check_chain(a, received, checksum);
     }
     let profiler = common::start_profile(profile);
-    let (received, checksum, elapsed) = smol::block_on(chain_pass(ex, a));
+    let (received, checksum, elapsed) = smol::block_on(chain_pass(ex, a, source));
     if let Some(p) = profiler {
         p.finish();
     }
@@ -123,7 +125,7 @@ fn chain(ex: &'static Executor<'static>, a: &ChainArgs, workers: usize) {
 
 // ---------------------------------------------------------------- tasks
 
-fn tasks(ex: &'static Executor<'static>, a: &TasksArgs, workers: usize) {
+fn tasks(ex: &'static StaticExecutor, a: &TasksArgs, workers: usize) {
     let n = a.tasks as usize;
     let sleep = Duration::from_millis(a.sleep_ms);
     let (checksum, spawn_ns, elapsed) = smol::block_on(async move {
@@ -148,8 +150,7 @@ fn tasks(ex: &'static Executor<'static>, a: &TasksArgs, workers: usize) {
 // ---------------------------------------------------------------- blocking
 
 /// smol::fs (async-fs): each operation runs on the `blocking` thread pool.
-async fn copy_async_fs(bytes: usize) -> u64 {
-    let mut buf = vec![0u8; bytes];
+async fn copy_async_fs(mut buf: Vec<u8>) -> (u64, Vec<u8>) {
     let mut src = smol::fs::File::open("/dev/urandom")
         .await
         .unwrap_or_else(|e| common::io_failure("open /dev/urandom", &e));
@@ -170,37 +171,50 @@ async fn copy_async_fs(bytes: usize) -> u64 {
         .await
         .unwrap_or_else(|e| common::io_failure("write /dev/null", &e));
     drop(dst);
-    bytes as u64
+    (buf.len() as u64, buf)
 }
 
-async fn blocking_iteration(ex: &'static Executor<'static>, a: &BlockingArgs) -> u64 {
-    let bytes = a.bytes as usize;
-    let mut handles = Vec::with_capacity(a.tasks as usize);
-    for _ in 0..a.tasks {
-        handles.push(match a.variant {
-            "fs" => ex.spawn(copy_async_fs(bytes)),
+type Handles = Vec<smol::Task<(u64, Vec<u8>)>>;
+
+/// One iteration: a task per buffer in `bufs`; every buffer comes back.
+async fn blocking_iteration(
+    ex: &'static StaticExecutor,
+    variant: &str,
+    bufs: &mut Vec<Vec<u8>>,
+    handles: &mut Handles,
+) -> u64 {
+    for mut buf in bufs.drain(..) {
+        handles.push(match variant {
+            "fs" => ex.spawn(copy_async_fs(buf)),
             "unblock" => ex.spawn(async move {
-                smol::unblock(move || common::copy_urandom_to_null(bytes)).await
+                smol::unblock(move || (common::copy_urandom_to_null(&mut buf), buf)).await
             }),
             v => unreachable!("variant {v}"),
         });
     }
     let mut sum = 0u64;
-    for h in handles {
-        sum += h.await;
+    for h in handles.drain(..) {
+        let (n, buf) = h.await;
+        sum += n;
+        bufs.push(buf);
     }
     sum
 }
 
-fn blocking(ex: &'static Executor<'static>, a: &BlockingArgs, workers: usize) {
+fn blocking(ex: &'static StaticExecutor, a: &BlockingArgs, workers: usize) {
+    let mut bufs = common::task_buffers(a);
+    let mut handles = Vec::with_capacity(bufs.len());
     let (checksum, elapsed) = smol::block_on(async {
-        blocking_iteration(ex, a).await; // unmeasured warm-up iteration
+        // unmeasured warm-up iteration
+        blocking_iteration(ex, a.variant, &mut bufs, &mut handles).await;
         let start = Instant::now();
         let mut sum = 0u64;
         for _ in 0..a.iterations {
-            sum += blocking_iteration(ex, a).await;
+            sum += blocking_iteration(ex, a.variant, &mut bufs, &mut handles).await;
         }
         (sum, common::elapsed_ns(start))
     });
-    common::print_blocking(a, workers, checksum, elapsed);
+    // smol::unblock and smol::fs (async-fs) both run on the `blocking` crate's pool.
+    let pool_threads = common::blocking_crate_max_threads();
+    common::print_blocking(a, workers, pool_threads, checksum, elapsed);
 }

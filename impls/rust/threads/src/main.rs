@@ -6,7 +6,6 @@
 
 use std::io;
 use std::sync::mpsc::sync_channel;
-use std::sync::Arc;
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
@@ -63,8 +62,7 @@ fn join<T>(h: JoinHandle<T>) -> T {
 
 // ---------------------------------------------------------------- chain
 
-fn chain_pass(a: &ChainArgs) -> (u64, u64, u64) {
-    let source = Arc::new(EventSource::new(a.etype, a.esize));
+fn chain_pass(a: &ChainArgs, source: EventSource) -> (u64, u64, u64) {
     let (workers, events) = (a.workers as usize, a.events);
     let capacity = usize::try_from(a.queue).unwrap_or(usize::MAX);
     let total = 2 * a.workers;
@@ -84,7 +82,6 @@ fn chain_pass(a: &ChainArgs) -> (u64, u64, u64) {
             }
             sum
         }));
-        let source = Arc::clone(&source);
         senders.push(spawn(2 * i + 1, total, move || {
             for _ in 0..events {
                 if tx.send(source.make()).is_err() {
@@ -104,12 +101,13 @@ fn chain_pass(a: &ChainArgs) -> (u64, u64, u64) {
 
 fn chain(a: &ChainArgs) {
     let profile = common::open_profile(a.cpuprofile.as_deref());
+    let source = EventSource::new(a.etype, a.esize);
     for _ in 0..a.warmup {
-        let (received, checksum, _) = chain_pass(a);
+        let (received, checksum, _) = chain_pass(a, source);
         common::check_chain(a, received, checksum);
     }
     let profiler = common::start_profile(profile);
-    let (received, checksum, elapsed) = chain_pass(a);
+    let (received, checksum, elapsed) = chain_pass(a, source);
     if let Some(p) = profiler {
         p.finish();
     }
@@ -139,22 +137,32 @@ fn tasks(a: &TasksArgs) {
 
 // ---------------------------------------------------------------- blocking
 
-fn blocking_iteration(a: &BlockingArgs, handles: &mut Vec<JoinHandle<u64>>) -> u64 {
-    let bytes = a.bytes as usize;
-    for i in 0..a.tasks as usize {
-        handles.push(spawn(i, a.tasks, move || common::copy_urandom_to_null(bytes)));
+type Handles = Vec<JoinHandle<(u64, Vec<u8>)>>;
+
+/// One iteration: a thread per buffer in `bufs`; every buffer comes back.
+fn blocking_iteration(a: &BlockingArgs, bufs: &mut Vec<Vec<u8>>, handles: &mut Handles) -> u64 {
+    for (i, mut buf) in bufs.drain(..).enumerate() {
+        handles.push(spawn(i, a.tasks, move || (common::copy_urandom_to_null(&mut buf), buf)));
     }
-    handles.drain(..).map(join).sum()
+    let mut sum = 0u64;
+    for h in handles.drain(..) {
+        let (n, buf) = join(h);
+        sum += n;
+        bufs.push(buf);
+    }
+    sum
 }
 
 fn blocking(a: &BlockingArgs) {
-    let mut handles = Vec::with_capacity(a.tasks as usize);
-    blocking_iteration(a, &mut handles); // unmeasured warm-up iteration
+    let mut bufs = common::task_buffers(a);
+    let mut handles = Vec::with_capacity(bufs.len());
+    blocking_iteration(a, &mut bufs, &mut handles); // unmeasured warm-up iteration
     let start = Instant::now();
     let mut checksum = 0u64;
     for _ in 0..a.iterations {
-        checksum += blocking_iteration(a, &mut handles);
+        checksum += blocking_iteration(a, &mut bufs, &mut handles);
     }
     let elapsed = common::elapsed_ns(start);
-    common::print_blocking(a, a.tasks as usize, checksum, elapsed);
+    // A thread per task: the blocking calls use T threads per iteration.
+    common::print_blocking(a, a.tasks as usize, a.tasks, checksum, elapsed);
 }

@@ -6,7 +6,6 @@
 //! spawn_blocking).
 
 use std::future::Future;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use corobench_common::{
@@ -88,8 +87,7 @@ impl Chan for Kanal {
 }
 
 /// One pass: returns (received, checksum, elapsed_ns).
-async fn chain_pass<C: Chan>(a: &ChainArgs) -> (u64, u64, u64) {
-    let source = Arc::new(EventSource::new(a.etype, a.esize));
+async fn chain_pass<C: Chan>(a: &ChainArgs, source: EventSource) -> (u64, u64, u64) {
     let (workers, events) = (a.workers as usize, a.events);
     let capacity = usize::try_from(a.queue).unwrap_or(usize::MAX);
     let mut receivers = Vec::with_capacity(workers);
@@ -107,7 +105,6 @@ async fn chain_pass<C: Chan>(a: &ChainArgs) -> (u64, u64, u64) {
             }
             sum
         }));
-        let source = Arc::clone(&source);
         tokio::spawn(async move {
             for _ in 0..events {
                 if !C::send(&mut tx, source.make()).await {
@@ -126,12 +123,13 @@ async fn chain_pass<C: Chan>(a: &ChainArgs) -> (u64, u64, u64) {
 
 fn chain_with<C: Chan>(rt: &Runtime, a: &ChainArgs, workers: usize) {
     let profile = common::open_profile(a.cpuprofile.as_deref());
+    let source = EventSource::new(a.etype, a.esize);
     for _ in 0..a.warmup {
-        let (received, checksum, _) = rt.block_on(chain_pass::<C>(a));
+        let (received, checksum, _) = rt.block_on(chain_pass::<C>(a, source));
         common::check_chain(a, received, checksum);
     }
     let profiler = common::start_profile(profile);
-    let (received, checksum, elapsed) = rt.block_on(chain_pass::<C>(a));
+    let (received, checksum, elapsed) = rt.block_on(chain_pass::<C>(a, source));
     if let Some(p) = profiler {
         p.finish();
     }
@@ -174,8 +172,7 @@ fn tasks(rt: &Runtime, a: &TasksArgs, workers: usize) {
 // ---------------------------------------------------------------- blocking
 
 /// tokio::fs: each operation runs on tokio's blocking pool.
-async fn copy_tokio_fs(bytes: usize) -> u64 {
-    let mut buf = vec![0u8; bytes];
+async fn copy_tokio_fs(mut buf: Vec<u8>) -> (u64, Vec<u8>) {
     let mut src = tokio::fs::File::open("/dev/urandom")
         .await
         .unwrap_or_else(|e| common::io_failure("open /dev/urandom", &e));
@@ -196,21 +193,23 @@ async fn copy_tokio_fs(bytes: usize) -> u64 {
         .await
         .unwrap_or_else(|e| common::io_failure("write /dev/null", &e));
     drop(dst);
-    bytes as u64
+    (buf.len() as u64, buf)
 }
 
-async fn blocking_iteration(a: &BlockingArgs) -> u64 {
-    let bytes = a.bytes as usize;
-    let mut handles = Vec::with_capacity(a.tasks as usize);
-    for _ in 0..a.tasks {
-        handles.push(match a.variant {
-            "fs" => tokio::spawn(copy_tokio_fs(bytes)),
+type Handles = Vec<tokio::task::JoinHandle<(u64, Vec<u8>)>>;
+
+/// One iteration: a task per buffer in `bufs`; every buffer comes back.
+async fn blocking_iteration(variant: &str, bufs: &mut Vec<Vec<u8>>, handles: &mut Handles) -> u64 {
+    for mut buf in bufs.drain(..) {
+        handles.push(match variant {
+            "fs" => tokio::spawn(copy_tokio_fs(buf)),
             "block_in_place" => tokio::spawn(async move {
-                tokio::task::block_in_place(|| common::copy_urandom_to_null(bytes))
+                let n = tokio::task::block_in_place(|| common::copy_urandom_to_null(&mut buf));
+                (n, buf)
             }),
-            "sync" => tokio::spawn(async move { common::copy_urandom_to_null(bytes) }),
+            "sync" => tokio::spawn(async move { (common::copy_urandom_to_null(&mut buf), buf) }),
             "spawn_blocking" => tokio::spawn(async move {
-                tokio::task::spawn_blocking(move || common::copy_urandom_to_null(bytes))
+                tokio::task::spawn_blocking(move || (common::copy_urandom_to_null(&mut buf), buf))
                     .await
                     .unwrap_or_else(|e| common::failed(format_args!("blocking: {e}")))
             }),
@@ -218,21 +217,42 @@ async fn blocking_iteration(a: &BlockingArgs) -> u64 {
         });
     }
     let mut sum = 0u64;
-    for h in handles {
-        sum += h.await.unwrap_or_else(|e| common::failed(format_args!("blocking: {e}")));
+    for h in handles.drain(..) {
+        let (n, buf) = h.await.unwrap_or_else(|e| common::failed(format_args!("blocking: {e}")));
+        sum += n;
+        bufs.push(buf);
     }
     sum
 }
 
+/// Threads that may run the variant's blocking calls with tokio's defaults:
+/// the blocking pool's limit (`max_blocking_threads`, 512) for tokio::fs and
+/// spawn_blocking; for block_in_place the call runs on the worker thread
+/// itself while its core moves to a thread from the same pool, whose cap is
+/// 512 plus the worker threads (the workers are launched from it); none
+/// beyond the workers for sync.
+fn pool_threads(variant: &str, workers: usize) -> u64 {
+    const MAX_BLOCKING_THREADS: u64 = 512;
+    match variant {
+        "fs" | "spawn_blocking" => MAX_BLOCKING_THREADS,
+        "block_in_place" => MAX_BLOCKING_THREADS + workers as u64,
+        "sync" => 0,
+        v => unreachable!("variant {v}"),
+    }
+}
+
 fn blocking(rt: &Runtime, a: &BlockingArgs, workers: usize) {
+    let mut bufs = common::task_buffers(a);
+    let mut handles = Vec::with_capacity(bufs.len());
     let (checksum, elapsed) = rt.block_on(async {
-        blocking_iteration(a).await; // unmeasured warm-up iteration
+        // unmeasured warm-up iteration
+        blocking_iteration(a.variant, &mut bufs, &mut handles).await;
         let start = Instant::now();
         let mut sum = 0u64;
         for _ in 0..a.iterations {
-            sum += blocking_iteration(a).await;
+            sum += blocking_iteration(a.variant, &mut bufs, &mut handles).await;
         }
         (sum, common::elapsed_ns(start))
     });
-    common::print_blocking(a, workers, checksum, elapsed);
+    common::print_blocking(a, workers, pool_threads(a.variant, workers), checksum, elapsed);
 }
