@@ -561,8 +561,8 @@ pub enum HttpNext {
 
 /// One HTTP/1.1 connection over httparse, without the I/O: read into
 /// [`HttpConn::read_range`] of `inbuf`, call [`HttpConn::received`], then
-/// [`HttpConn::process`], write `out` in full, clear it, and read again or
-/// close as `process` said. Every complete request in the input is answered,
+/// [`HttpConn::process`], write `out` in full, call [`HttpConn::written`],
+/// and read again or close as `process` said. Every complete request in the input is answered,
 /// so two requests in one read get two responses in one write. Buffers are
 /// allocated once per connection and reused.
 pub struct HttpConn {
@@ -574,6 +574,9 @@ pub struct HttpConn {
     skip: u64,
     /// Responses to write.
     pub out: Vec<u8>,
+    /// Counts of the responses in `out`, moved to `counts` once written.
+    pending: Counts,
+    /// Counts of the responses written.
     pub counts: Counts,
 }
 
@@ -591,6 +594,7 @@ impl HttpConn {
             end: 0,
             skip: 0,
             out: Vec::with_capacity(256),
+            pending: Counts::default(),
             counts: Counts::default(),
         }
     }
@@ -624,6 +628,13 @@ impl HttpConn {
         debug_assert!(self.end <= self.inbuf.len());
     }
 
+    /// `out` was written in full: counts its responses and empties it.
+    pub fn written(&mut self) {
+        self.out.clear();
+        self.counts.add(&self.pending);
+        self.pending = Counts::default();
+    }
+
     /// Answers every complete request in the input (into `out`).
     pub fn process(&mut self) -> HttpNext {
         loop {
@@ -644,7 +655,7 @@ impl HttpConn {
             let mut req = httparse::Request::new(&mut headers);
             match req.parse(&self.inbuf[self.start..self.end]) {
                 Ok(httparse::Status::Complete(head)) => {
-                    let r = answer(&req, &mut self.out, &mut self.counts);
+                    let r = answer(&req, &mut self.out, &mut self.pending);
                     self.start += head;
                     match r {
                         Some(body) => self.skip = body,
@@ -653,17 +664,17 @@ impl HttpConn {
                 }
                 Ok(httparse::Status::Partial) => {
                     if self.end - self.start >= HTTP_MAX_HEAD {
-                        reject(&mut self.out, &mut self.counts, "431 Request Header Fields Too Large");
+                        reject(&mut self.out, &mut self.pending, "431 Request Header Fields Too Large");
                         return HttpNext::Close;
                     }
                     return HttpNext::Read;
                 }
                 Err(httparse::Error::TooManyHeaders) => {
-                    reject(&mut self.out, &mut self.counts, "431 Request Header Fields Too Large");
+                    reject(&mut self.out, &mut self.pending, "431 Request Header Fields Too Large");
                     return HttpNext::Close;
                 }
                 Err(_) => {
-                    reject(&mut self.out, &mut self.counts, "400 Bad Request");
+                    reject(&mut self.out, &mut self.pending, "400 Bad Request");
                     return HttpNext::Close;
                 }
             }
@@ -1125,7 +1136,7 @@ mod tests {
                 piece = &piece[n..];
                 next = c.process();
                 out.extend_from_slice(&c.out);
-                c.out.clear();
+                c.written();
                 if next == HttpNext::Close {
                     return (String::from_utf8(out).unwrap(), next, c.counts);
                 }
