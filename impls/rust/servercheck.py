@@ -99,13 +99,14 @@ def main() -> int:
             fails.append(f"busy port: exit {p.returncode}, stdout {p.stdout[:80]!r}, stderr {p.stderr[:200]!r}")
         else:
             print("busy port:", p.stderr.decode().strip())
-        # while the port is held: a connection that stays open at SIGTERM
-        idle = socket.create_connection(("127.0.0.1", ready["port"]))
+        # a request cut short (echo), then a connection that stays open at
+        # SIGTERM (in this order, for the serial server's sake)
         if a.scenario == "echo":
             partial = socket.create_connection(("127.0.0.1", ready["port"]))
             partial.sendall(b"abc")
             time.sleep(0.1)
             partial.close()
+        idle = socket.create_connection(("127.0.0.1", ready["port"]))
         time.sleep(0.2)
         final, took = stop(holder)
         idle.close()
