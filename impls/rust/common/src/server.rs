@@ -933,6 +933,133 @@ pub fn local_port(l: &TcpListener) -> u16 {
     l.local_addr().map(|a| a.port()).unwrap_or_else(|e| failed(format_args!("cannot read the bound port: {}", error_text(&e))))
 }
 
+// ---------------------------------------------------------------- thread per core
+
+enum ShardMsg {
+    Ready,
+    Refused(String),
+    Done { accepted: u64, counts: Counts, open: u64 },
+}
+
+/// One executor of a thread-per-core server: its index, its own listener
+/// (from [`bind_group`]) and the line back to the main thread, which prints
+/// the ready line once every shard is ready and the final line once every
+/// shard is done.
+pub struct Shard {
+    pub index: usize,
+    pub listener: Option<TcpListener>,
+    tx: std::sync::mpsc::Sender<(usize, ShardMsg)>,
+}
+
+impl Shard {
+    /// The executor runs and its listener is registered with it.
+    pub fn ready(&self) {
+        let _ = self.tx.send((self.index, ShardMsg::Ready));
+    }
+    /// The executor could not start (io_uring setup): the program exits 3
+    /// with this reason.
+    pub fn refused(&self, why: impl std::fmt::Display) {
+        let _ = self.tx.send((self.index, ShardMsg::Refused(why.to_string())));
+    }
+    /// The executor stopped accepting and waited for its connections:
+    /// `accepted` in all, `counts` of those that ended, `open` still open.
+    /// The executor must not tear down after this (the main thread exits the
+    /// process): it may park or wait forever.
+    pub fn done(&self, accepted: u64, counts: Counts, open: u64) {
+        let _ = self.tx.send((self.index, ShardMsg::Done { accepted, counts, open }));
+    }
+}
+
+/// One executor's counts in a thread-per-core server: plain cells, touched
+/// only by that executor's thread (share it with `Rc`). A connection calls
+/// [`LocalTotals::opened`] when accepted and [`LocalTotals::closed`] with its
+/// counts when it ends.
+#[derive(Default)]
+pub struct LocalTotals {
+    counts: std::cell::Cell<Counts>,
+    open: std::cell::Cell<u64>,
+}
+
+impl LocalTotals {
+    pub fn opened(&self) {
+        self.open.set(self.open.get() + 1);
+    }
+    pub fn closed(&self, c: &Counts) {
+        let mut t = self.counts.get();
+        t.add(c);
+        self.counts.set(t);
+        self.open.set(self.open.get() - 1);
+    }
+    /// Connections accepted and not yet ended.
+    pub fn open(&self) -> u64 {
+        self.open.get()
+    }
+    pub fn counts(&self) -> Counts {
+        self.counts.get()
+    }
+}
+
+/// Runs a thread-per-core server of `n` executors and never returns:
+/// binds the SO_REUSEPORT group, calls `start` once per shard (it starts the
+/// executor on a thread of its own and returns at once; an error is a thread
+/// that could not start), prints the ready line when every shard said
+/// ready, and on SIGTERM/SIGINT shuts every listener down (each executor's
+/// pending accept fails, and it waits up to 2 s for its connections, then
+/// reports), adds up the shards' counts, prints the final line and exits 0.
+pub fn serve_per_core(a: &ServerArgs, n: usize, mut start: impl FnMut(Shard) -> io::Result<()>) -> ! {
+    use std::os::fd::AsRawFd;
+    use std::sync::mpsc;
+    use std::time::Instant;
+
+    let stop = StopSignal::new();
+    let listeners = bind_group(a.addr(), n);
+    let port = local_port(&listeners[0]);
+    let fds: Vec<_> = listeners.iter().map(|l| l.as_raw_fd()).collect();
+    let (tx, rx) = mpsc::channel();
+    for (index, listener) in listeners.into_iter().enumerate() {
+        if let Err(e) = start(Shard { index, listener: Some(listener), tx: tx.clone() }) {
+            refused(format_args!("started {index} of {n} executors: {}", error_text(&e)));
+        }
+    }
+    drop(tx);
+    let mut ready = 0;
+    while ready < n {
+        match rx.recv() {
+            Ok((_, ShardMsg::Ready)) => ready += 1,
+            Ok((i, ShardMsg::Refused(why))) => refused(format_args!("executor {i} of {n}: {why}")),
+            Ok((i, ShardMsg::Done { .. })) => failed(format_args!("executor {i} stopped before it was ready")),
+            Err(_) => failed("an executor ended before it was ready"),
+        }
+    }
+    print_ready(a, port, n);
+
+    stop.wait();
+    set_stopping();
+    for fd in fds {
+        shutdown_listener(fd);
+    }
+    // Each shard waits at most STOP_WAIT; allow it a little more to report.
+    let deadline = Instant::now() + STOP_WAIT + Duration::from_millis(1500);
+    let (mut accepted, mut counts, mut open, mut done) = (0u64, Counts::default(), 0u64, 0);
+    while done < n {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match rx.recv_timeout(left) {
+            Ok((_, ShardMsg::Done { accepted: k, counts: c, open: o })) => {
+                accepted += k;
+                counts.add(&c);
+                open += o;
+                done += 1;
+            }
+            Ok(_) => {}
+            Err(_) => break,
+        }
+    }
+    if done < n {
+        let _ = writeln!(io::stderr(), "{} of {n} executors did not report at stop; their counts are missing", n - done);
+    }
+    finish(a, n, Some(accepted), &counts, open)
+}
+
 // ---------------------------------------------------------------- machine
 
 /// The CPUs in the process's affinity mask, in order.
@@ -982,9 +1109,16 @@ pub fn memlock_limit() -> String {
     }
 }
 
-/// io_uring could not be set up (memlock, seccomp, an old kernel): exit 3.
-pub fn io_uring_refused(what: impl std::fmt::Display) -> ! {
-    refused(format_args!("cannot set up io_uring: {what} (RLIMIT_MEMLOCK {})", memlock_limit()))
+/// Why io_uring could not be set up (memlock, seccomp, an old kernel), for
+/// [`Shard::refused`], e.g. "cannot set up io_uring: Operation not permitted
+/// (RLIMIT_MEMLOCK unlimited)".
+pub fn io_uring_reason(e: &dyn std::fmt::Display) -> String {
+    let text = e.to_string();
+    let text = match text.rfind(" (os error ") {
+        Some(i) if text.ends_with(')') => text[..i].to_string(),
+        _ => text,
+    };
+    format!("cannot set up io_uring: {text} (RLIMIT_MEMLOCK {})", memlock_limit())
 }
 
 // ---------------------------------------------------------------- tests
