@@ -24,6 +24,9 @@ use std::time::Duration;
 
 use super::{bad_input, error_text, failed, parse_count, refused, Flags, Spec, ThreadsMode};
 
+#[cfg(feature = "hyper")]
+pub mod hyper_ping;
+
 /// How long a stopping server waits for its open connections to end.
 pub const STOP_WAIT: Duration = Duration::from_secs(2);
 /// How often a stopping server looks whether its connections have ended.

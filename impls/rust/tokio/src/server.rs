@@ -6,21 +6,16 @@
 //!
 //! Counts: each connection task keeps its own [`Counts`] and adds them to
 //! [`TOTALS`] when it ends (with hyper: when hyper drops the connection's
-//! service). On SIGTERM/SIGINT (tokio::signal) the listener is dropped, the
+//! service, `corobench_common::server::hyper_ping::Ping`). On SIGTERM/SIGINT (tokio::signal) the listener is dropped, the
 //! accept loop waits up to 2 s for the connections still open, prints the
 //! final line and exits.
 
-use std::cell::Cell;
-use std::convert::Infallible;
 use std::time::Instant;
 
-use bytes::Bytes;
+use corobench_common::server::hyper_ping::Ping;
 use corobench_common::server::{
     self, Counts, Echo, HttpConn, HttpNext, Scenario, ServerArgs, Totals, STOP_POLL, STOP_WAIT,
 };
-use http_body_util::Full;
-use hyper::body::Incoming;
-use hyper::{Request, Response, StatusCode};
 use hyper_util::rt::TokioIo;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
@@ -131,51 +126,10 @@ async fn http_conn(mut s: TcpStream) {
     TOTALS.add(&h.counts);
 }
 
-/// One connection's hyper service: answers /ping/<token>, counts in plain
-/// cells (the service belongs to its connection's task), and adds the counts
-/// to the totals when hyper drops it at the connection's end.
-struct Ping {
-    counts: Cell<Counts>,
-}
-
-impl hyper::service::Service<Request<Incoming>> for Ping {
-    type Response = Response<Full<Bytes>>;
-    type Error = Infallible;
-    type Future = std::future::Ready<Result<Self::Response, Infallible>>;
-
-    fn call(&self, req: Request<Incoming>) -> Self::Future {
-        std::future::ready(Ok(ping_response(&req, &self.counts)))
-    }
-}
-
-impl Drop for Ping {
-    fn drop(&mut self) {
-        TOTALS.add(&self.counts.get());
-    }
-}
-
-/// hyper's answer to one request: 200 with the token, else 404.
-fn ping_response(req: &Request<Incoming>, counts: &Cell<Counts>) -> Response<Full<Bytes>> {
-    let mut c = counts.get();
-    let target = req.uri().path_and_query().map_or("", |p| p.as_str());
-    let resp = match server::ping_token(req.method().as_str(), target) {
-        Some(token) => {
-            c.requests += 1;
-            Response::builder()
-                .header(hyper::header::CONTENT_TYPE, "text/plain")
-                .body(Full::new(Bytes::copy_from_slice(token.as_bytes())))
-        }
-        None => {
-            c.not_found += 1;
-            Response::builder().status(StatusCode::NOT_FOUND).body(Full::new(Bytes::new()))
-        }
-    };
-    counts.set(c);
-    resp.unwrap_or_else(|e| common::failed(format_args!("cannot build a response: {e}")))
-}
-
+/// hyper's http1 server on one connection; the shared `Ping` service adds
+/// the connection's counts to the totals when hyper drops it at the end.
 async fn http_hyper_conn(s: TcpStream) {
-    let ping = Ping { counts: Cell::new(Counts::default()) };
+    let ping = Ping::new(|c: &Counts| TOTALS.add(c));
     // Keep-alive is hyper's default; errors (a client gone, a malformed
     // request that hyper answered 400) only end this connection.
     let _ = hyper::server::conn::http1::Builder::new()
