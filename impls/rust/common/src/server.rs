@@ -1112,6 +1112,22 @@ pub fn memlock_limit() -> String {
     }
 }
 
+/// Whether this process may create an io_uring: sets one up (one entry)
+/// and closes it. For runtimes that panic instead of returning an error when
+/// io_uring is refused (seccomp, io_uring_disabled, an old kernel).
+pub fn probe_io_uring() -> io::Result<()> {
+    // struct io_uring_params: 120 bytes, all zero = default setup.
+    let mut params = [0u8; 120];
+    // SAFETY: io_uring_setup(2) with a zeroed params struct of its size.
+    let fd = unsafe { libc::syscall(libc::SYS_io_uring_setup, 1u32, params.as_mut_ptr()) };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: closes the descriptor just made.
+    unsafe { libc::close(fd as i32) };
+    Ok(())
+}
+
 /// Why io_uring could not be set up (memlock, seccomp, an old kernel), for
 /// [`Shard::refused`], e.g. "cannot set up io_uring: Operation not permitted
 /// (RLIMIT_MEMLOCK unlimited)".
