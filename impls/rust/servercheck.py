@@ -73,6 +73,8 @@ def main() -> int:
     ap.add_argument("scenario", choices=["echo", "http"])
     ap.add_argument("--variant")
     ap.add_argument("--no-threads", action="store_true", help="the manifest says threads = none")
+    ap.add_argument("--closes-idle", action="store_true",
+                    help="the server closes idle connections at stop (actix-web's graceful stop)")
     a = ap.parse_args()
     extra = ["--variant", a.variant] if a.variant else []
     if a.no_threads:
@@ -110,7 +112,10 @@ def main() -> int:
         time.sleep(0.2)
         final, took = stop(holder)
         idle.close()
-        if final.get("open_at_stop", 1) != 1 or not 1.5 < took < 5:
+        if a.closes_idle:
+            if final.get("open_at_stop", 0) != 0 or took > 2.5:
+                fails.append(f"idle connection at stop: {final}, exit after {took:.2f} s")
+        elif final.get("open_at_stop", 1) != 1 or not 1.5 < took < 5:
             fails.append(f"open connection at stop: {final}, exit after {took:.2f} s")
         if a.scenario == "echo" and (final["partial"] != 1 or final["bytes_in"] != 3 or final["connections"] != 2):
             fails.append(f"partial request: {final}")
@@ -122,7 +127,7 @@ def main() -> int:
     # an idle server stops at once
     p, _ = start(a.binary, a.scenario, extra)
     final, took = stop(p)
-    if took > 1:
+    if took > 2:  # nothing to wait for (generous: the machine is shared)
         fails.append(f"idle stop took {took:.2f} s")
     for f in fails:
         print("FAIL:", f)
