@@ -2,7 +2,8 @@
 //! executor, async_std::channel bounded channels for the chain,
 //! task::spawn + task::sleep for tasks, and two blocking variants
 //! (async_std::fs; std::fs inside task::spawn_blocking). Worker threads come
-//! from ASYNC_STD_THREAD_COUNT (default: one per core).
+//! from ASYNC_STD_THREAD_COUNT (default: one per core). echo and http
+//! servers in `server.rs`.
 
 use std::time::{Duration, Instant};
 
@@ -12,6 +13,8 @@ use async_std::task;
 use corobench_common::{
     self as common, BlockingArgs, ChainArgs, Command, EventSource, Spec, TasksArgs, ThreadsMode,
 };
+
+mod server;
 
 #[global_allocator]
 static ALLOC: common::ReportingAlloc = common::ReportingAlloc;
@@ -24,7 +27,14 @@ const SPEC: Spec = Spec {
     channels: &[],
 };
 
+const SERVERS: common::server::Servers = common::server::Servers { echo: Some(&[]), http: Some(&[]) };
+
 fn main() {
+    if let Some(a) = common::server::server_args(&SPEC, &SERVERS) {
+        // As below: the variable is set (or not) before the runtime starts.
+        let workers = a.threads.unwrap_or_else(common::available_cores);
+        server::run(a, workers);
+    }
     let cmd = common::parse_args(&SPEC);
     let threads = match &cmd {
         Command::Chain(a) => a.threads,

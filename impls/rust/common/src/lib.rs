@@ -1,6 +1,7 @@
 //! Shared helper of the corobench Rust implementations (see docs/protocol.md):
 //! flag parsing and validation, the event type, the one-line JSON result,
-//! exit codes, and the `--cpuprofile` flame graph.
+//! exit codes, and the `--cpuprofile` flame graph. The server scenarios
+//! (echo, http) have their own module, [`server`].
 //!
 //! Every runtime crate calls [`parse_args`] first and prints its result with
 //! [`Output`]. Bad input exits 2, a refused resource exits 3, anything else
@@ -11,6 +12,8 @@ use std::fmt::Display;
 use std::fs::File;
 use std::io::{self, Write};
 use std::sync::atomic::{AtomicU64, Ordering};
+
+pub mod server;
 
 // ---------------------------------------------------------------- exits
 

@@ -4,7 +4,8 @@
 //! bounded channels (async-channel) for the chain, spawn + smol::Timer for
 //! tasks, and two blocking variants: "unblock" (std::fs inside smol::unblock,
 //! the manifest's only one) and "fs" (smol::fs, i.e. async-fs, kept for
-//! experiments). --threads sets N (default: one per core).
+//! experiments). --threads sets N (default: one per core). echo and http
+//! servers in `server.rs`.
 
 use std::thread;
 use std::time::{Duration, Instant};
@@ -15,6 +16,8 @@ use corobench_common::{
 use smol::io::{AsyncReadExt, AsyncWriteExt};
 use async_executor::StaticExecutor;
 use smol::{channel, Executor, Timer};
+
+mod server;
 
 #[global_allocator]
 static ALLOC: common::ReportingAlloc = common::ReportingAlloc;
@@ -29,7 +32,12 @@ const SPEC: Spec = Spec {
     channels: &[],
 };
 
+const SERVERS: common::server::Servers = common::server::Servers { echo: Some(&[]), http: Some(&[]) };
+
 fn main() {
+    if let Some(a) = common::server::server_args(&SPEC, &SERVERS) {
+        server::run(a);
+    }
     let cmd = common::parse_args(&SPEC);
     let threads = match &cmd {
         Command::Chain(a) => a.threads,

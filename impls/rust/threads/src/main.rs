@@ -2,7 +2,7 @@
 //! task, std::sync::mpsc::sync_channel(Q) for the chain. There is no
 //! worker-thread pool to size, so --threads is refused; the `threads` field
 //! reports the OS threads the scenario starts (chain 2×W, tasks N, blocking
-//! T per iteration).
+//! T per iteration). echo and http servers in `server.rs`.
 
 use std::io;
 use std::sync::mpsc::sync_channel;
@@ -12,6 +12,8 @@ use std::time::{Duration, Instant};
 use corobench_common::{
     self as common, BlockingArgs, ChainArgs, Command, Event, EventSource, Spec, TasksArgs, ThreadsMode,
 };
+
+mod server;
 
 #[global_allocator]
 static ALLOC: common::ReportingAlloc = common::ReportingAlloc;
@@ -29,7 +31,13 @@ const SPEC: Spec = Spec {
 /// threads cheap in address space and page tables.
 const STACK: usize = 64 * 1024;
 
+const SERVERS: common::server::Servers =
+    common::server::Servers { echo: Some(&["concurrent", "serial"]), http: Some(&[]) };
+
 fn main() {
+    if let Some(a) = common::server::server_args(&SPEC, &SERVERS) {
+        server::run(a);
+    }
     match common::parse_args(&SPEC) {
         Command::Chain(a) => chain(&a),
         Command::Tasks(a) => tasks(&a),

@@ -3,7 +3,7 @@
 //! chain: kanal's async bounded channels (chosen by measurement against
 //! tokio::sync::mpsc and three others, see ../README.md); tasks: tokio::spawn + tokio::time::sleep; blocking: four
 //! variants (tokio::fs, block_in_place, plain std::fs in the task,
-//! spawn_blocking).
+//! spawn_blocking); echo and http servers in `server.rs`.
 
 use std::future::Future;
 use std::time::{Duration, Instant};
@@ -17,6 +17,7 @@ use tokio::runtime::Runtime;
 
 #[cfg(feature = "chanbench")]
 mod chanbench;
+mod server;
 
 #[global_allocator]
 static ALLOC: common::ReportingAlloc = common::ReportingAlloc;
@@ -32,7 +33,13 @@ const SPEC: Spec = Spec {
     channels: chanbench::CHANNELS,
 };
 
+const SERVERS: common::server::Servers =
+    common::server::Servers { echo: Some(&[]), http: Some(&["httparse", "hyper"]) };
+
 fn main() {
+    if let Some(a) = common::server::server_args(&SPEC, &SERVERS) {
+        server::run(a);
+    }
     let cmd = common::parse_args(&SPEC);
     let threads = match &cmd {
         Command::Chain(a) => a.threads,
