@@ -395,17 +395,14 @@ impl<E: Exchange> Engine<E> {
             let s = &mut self.slots[i];
             let Some(stream) = s.stream.as_mut() else { return Step::Free };
             let buf = s.ex.recv_buf();
-            let asked = buf.len();
             match stream.read(buf) {
                 Ok(0) => return self.fail(i, Cause::Eof, None, sys::now_ns()),
                 Ok(n) => match s.ex.received(n) {
-                    Feed::More => {
-                        // A short read emptied the socket: edge-triggered epoll reports the
-                        // next bytes when they arrive. A full one may have left more.
-                        if n < asked {
-                            return Step::Busy;
-                        }
-                    }
+                    // Incomplete: read on until the socket says WouldBlock, as edge-triggered
+                    // epoll needs (a FIN that came with the last bytes would not be reported
+                    // again). A complete reply needs no such read: the server sends nothing
+                    // more until the next request, whose arrival is a new edge.
+                    Feed::More => {}
                     feed => return self.complete(i, feed, sys::now_ns()),
                 },
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Step::Busy,

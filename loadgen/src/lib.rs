@@ -22,6 +22,12 @@ use stats::Stats;
 /// spread over (loadgen/README.md says how this was chosen).
 pub const SOURCE_ADDRESSES: u8 = 16;
 
+/// SOURCE_ADDRESSES, or COROBENCH_LOAD_SOURCES when set (0: no spreading, the kernel picks
+/// the source as usual): the knob the measurements in loadgen/README.md used.
+fn source_count() -> u8 {
+    std::env::var("COROBENCH_LOAD_SOURCES").ok().and_then(|v| v.parse().ok()).unwrap_or(SOURCE_ADDRESSES)
+}
+
 pub struct Report {
     pub threads: usize,
     pub stats: Stats,
@@ -62,7 +68,7 @@ pub fn run(cfg: &Config) -> Result<Report, String> {
     let workers = cfg.concurrency;
     let threads = cfg.threads.min(workers).max(1);
     let per_thread: Vec<usize> = (0..threads).map(|t| workers / threads + usize::from(t < workers % threads)).collect();
-    let sources = source_addresses(cfg.target.ip(), SOURCE_ADDRESSES);
+    let sources = source_addresses(cfg.target.ip(), source_count());
     let timeout_ns = cfg.timeout_ms * 1_000_000;
     let pools = match (cfg.scenario, cfg.bound) {
         (Scenario::Echo, Bound::Count(k)) => Some(proportional(k, &per_thread)),
