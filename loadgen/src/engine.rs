@@ -249,12 +249,22 @@ impl<E: Exchange> Engine<E> {
                     Step::Busy
                 }
             }
-            State::Writing if writable || failed => self.write_some(i, now),
+            State::Writing => {
+                // A large request takes several writes. Reply bytes that come meanwhile (a
+                // server that echoes as it reads) are read too, so neither side blocks on a full
+                // buffer, and the edge that announced them is not lost.
+                let mut step = if writable || failed { self.write_some(i, now) } else { Step::Busy };
+                if step == Step::Busy && readable && matches!(self.slots[i].state, State::Writing | State::Reading) {
+                    step = self.read_some(i);
+                }
+                step
+            }
             State::Reading if readable || failed => self.read_some(i),
             _ => Step::Busy,
         };
         if step == Step::Free {
-            self.advance(i, now);
+            // a fresh time: the next exchange's latency starts at its send, not at this event
+            self.advance(i, sys::now_ns());
         }
     }
 

@@ -44,7 +44,31 @@ impl Server {
     }
 
     pub fn start_on(bind: &str, handler: Handler, size: usize, uuids: usize) -> Server {
-        let listener = TcpListener::bind(bind).expect("bind loopback");
+        Server::serve(TcpListener::bind(bind).expect("bind loopback"), handler, size, uuids)
+    }
+
+    /// A server on 127.0.0.1 whose connections have a receive buffer of `rcvbuf` bytes from
+    /// the start (set on the listener before listen, so the window is advertised to match).
+    pub fn start_small_rcvbuf(handler: Handler, size: usize, uuids: usize, rcvbuf: i32) -> Server {
+        use std::os::fd::FromRawFd;
+        // SAFETY: plain socket/setsockopt/bind/listen on a fresh socket we own.
+        let listener = unsafe {
+            let fd = libc::socket(libc::AF_INET, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0);
+            assert!(fd >= 0);
+            let v: libc::c_int = rcvbuf;
+            libc::setsockopt(fd, libc::SOL_SOCKET, libc::SO_RCVBUF, &v as *const _ as *const libc::c_void, 4);
+            let mut sa: libc::sockaddr_in = std::mem::zeroed();
+            sa.sin_family = libc::AF_INET as libc::sa_family_t;
+            sa.sin_addr = libc::in_addr { s_addr: u32::from(std::net::Ipv4Addr::LOCALHOST).to_be() };
+            let len = std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t;
+            assert_eq!(libc::bind(fd, &sa as *const _ as *const libc::sockaddr, len), 0);
+            assert_eq!(libc::listen(fd, 128), 0);
+            TcpListener::from_raw_fd(fd)
+        };
+        Server::serve(listener, handler, size, uuids)
+    }
+
+    fn serve(listener: TcpListener, handler: Handler, size: usize, uuids: usize) -> Server {
         let addr = listener.local_addr().unwrap();
         let counts = Arc::new(Counts::default());
         let stop = Arc::new(AtomicBool::new(false));
