@@ -108,27 +108,17 @@ impl EchoExchange {
             }
         }
         if self.uuids > 1 {
-            // distinct: sort a copy of the values (U is small; no allocation, the Vec is reused)
-            let mut sorted_dup = None;
+            // distinct: sort the values (the Vec is reused, no allocation) and compare neighbours
             self.parsed.sort_unstable();
-            for w in self.parsed.windows(2) {
-                if w[0] == w[1] {
-                    sorted_dup = Some(w[0]);
-                    break;
-                }
-            }
-            if let Some(v) = sorted_dup {
-                // locate the two lines for the description
-                let mut found = [usize::MAX; 2];
-                let mut k = 0;
-                for index in 0..self.uuids {
-                    let line = &self.tail[index * UUID_LINE..(index + 1) * UUID_LINE];
-                    if parse_uuid_line(line).ok() == Some(v) && k < 2 {
-                        found[k] = index;
-                        k += 1;
-                    }
-                }
-                return Some(Problem::DuplicateUuid { first: found[0], second: found[1] });
+            if let Some(w) = self.parsed.windows(2).find(|w| w[0] == w[1]) {
+                let dup = w[0];
+                // find the two lines again for the description (only on this rare path)
+                let mut lines = (0..self.uuids).filter(|&index| {
+                    parse_uuid_line(&self.tail[index * UUID_LINE..(index + 1) * UUID_LINE]).ok() == Some(dup)
+                });
+                let first = lines.next().unwrap_or(0);
+                let second = lines.next().unwrap_or(0);
+                return Some(Problem::DuplicateUuid { first, second });
             }
         }
         None

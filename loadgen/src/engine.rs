@@ -168,10 +168,11 @@ impl<E: Exchange> Engine<E> {
                 s.schedule = Some(Schedule::new(times.t0, rate, self.plan.first_worker + w, self.plan.total_workers));
             }
         }
-        let now = sys::now_ns();
         for i in 0..self.slots.len() {
-            self.advance(i, now);
+            // each its own time: the first connects of a large C take a while one after another
+            self.advance(i, sys::now_ns());
         }
+        let now = sys::now_ns();
         // Deadlines are checked by a sweep this often: a timeout is late by at most this much.
         let sweep_ns = (self.plan.timeout_ns / 8).clamp(1_000_000, 100_000_000);
         let mut next_sweep = now + sweep_ns;
@@ -241,7 +242,7 @@ impl<E: Exchange> Engine<E> {
                         .stream
                         .as_ref()
                         .and_then(|s| s.take_error().ok().flatten())
-                        .unwrap_or_else(|| io::Error::from_raw_os_error(libc::ECONNREFUSED));
+                        .unwrap_or_else(|| io::Error::other("the socket was closed before the connection was established"));
                     self.fail(i, Cause::Connect, Some(err), now)
                 } else if writable {
                     self.connected(i, now)
@@ -488,9 +489,8 @@ impl<E: Exchange> Engine<E> {
         for i in 0..self.slots.len() {
             let s = &self.slots[i];
             if s.deadline != 0 && s.deadline <= now && matches!(s.state, State::Connecting | State::Writing | State::Reading) {
-                if self.fail(i, Cause::Timeout, None, now) == Step::Free {
-                    self.advance(i, now);
-                }
+                self.fail(i, Cause::Timeout, None, now);
+                self.advance(i, now);
             }
         }
     }

@@ -39,6 +39,12 @@ pub struct Stats {
     pub end_ns: u64,
 }
 
+impl Default for Stats {
+    fn default() -> Stats {
+        Stats::new()
+    }
+}
+
 impl Stats {
     pub fn new() -> Stats {
         Stats {
