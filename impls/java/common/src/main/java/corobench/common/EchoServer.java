@@ -119,8 +119,8 @@ public final class EchoServer {
                         break;
                     }
                     got += r;
+                    in += r;
                 }
-                in += got;
                 if (got < size) {
                     break; // EOF: between requests (got == 0) or inside one (partial)
                 }

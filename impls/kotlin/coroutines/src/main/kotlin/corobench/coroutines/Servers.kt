@@ -181,8 +181,8 @@ private suspend fun connection(socket: Socket, size: Int, uuids: Int, totals: Ec
                     val r = input.readAvailable(reply, got, size - got)
                     if (r < 0) break
                     got += r
+                    bytesIn += r
                 }
-                bytesIn += got
                 if (got < size) break // EOF: between requests (got == 0) or inside one (partial)
                 var pos = size
                 repeat(uuids) {
