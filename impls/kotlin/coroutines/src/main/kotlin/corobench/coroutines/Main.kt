@@ -41,9 +41,12 @@ fun main(args: Array<String>) {
         val threads = if (p.threads > 0) p.threads else Runtime.getRuntime().availableProcessors()
         System.setProperty(CORE_POOL_SIZE, threads.toString())
         // Ktor runs its sockets, engine and handlers on Dispatchers.IO (hard-coded in ktor-network
-        // and the CIO engine), whose default limit is max(64, processors) threads: the servers set
-        // it to the same N, so that N threads run the server (see README).
-        if (p is Server) System.setProperty(IO_PARALLELISM, threads.toString())
+        // and the CIO engine), whose default limit is max(64, processors) threads: the servers
+        // limit it to N + 1, N for the coroutines and one for Ktor's selector loop, which keeps
+        // its slot while it blocks in select (see README).
+        if (p is Server && System.getProperty(IO_PARALLELISM) == null) {
+            System.setProperty(IO_PARALLELISM, (threads + 1).toString())
+        }
         when (p) {
             is Chain -> chain(p, threads)
             is Tasks -> tasks(p, threads)
@@ -68,6 +71,7 @@ private fun info(threads: Int): Json {
         .put("cpus", Runtime.getRuntime().availableProcessors())
         .put("default_dispatcher_threads", threads)
         .put("io_dispatcher_parallelism", ioParallelism())
+        .put("servers_io_dispatcher_parallelism", threads + 1)
 }
 
 /** Dispatchers.IO's limit as kotlinx.coroutines computes it. */

@@ -99,7 +99,7 @@ private class EchoTotals {
  * TCP_NODELAY on every accepted socket and moves bytes between the socket and the connection's
  * channels with its own reader/writer coroutines on Dispatchers.IO, woken by one selector
  * coroutine; the accept loop and the connections' coroutines run there too, so that, as in Ktor's
- * CIO engine, one dispatcher limited to [threads] runs the whole server.
+ * CIO engine, one dispatcher (limited to [threads] + 1 by the caller) runs the whole server.
  */
 fun echoServer(p: Server, threads: Int): Json {
     val selector = SelectorManager(Dispatchers.IO)
@@ -237,7 +237,7 @@ private fun isToken(s: String): Boolean =
  * http on Ktor's CIO engine: GET /ping/{token} in the routing plugin answers the token as
  * text/plain (a token that is not 1..64 of [A-Za-z0-9_-] gets 404); every other path and method
  * gets the routing's own 404. CIO sets TCP_NODELAY on accepted sockets (ktor-network) and runs its
- * connections and handlers on Dispatchers.IO (limited to [threads] by the caller).
+ * connections and handlers on Dispatchers.IO (limited to [threads] + 1 by the caller).
  */
 fun httpServer(p: Server, threads: Int): Json {
     // Our hook stops the server and prints the final line; Ktor's own hook would race it.
