@@ -1,5 +1,6 @@
 package corobench.common;
 
+import java.net.InetAddress;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -12,10 +13,17 @@ import java.util.Map;
 public final class Cli {
     private Cli() {}
 
-    /** What a runtime accepts beyond the common flags. */
-    public record Spec(String id, boolean threadsFlag, int maxThreads, List<String> variants) {}
+    /**
+     * What a runtime accepts beyond the common flags; {@code variants} maps a scenario to its
+     * variant names, the first being the default (a scenario without an entry has none).
+     */
+    public record Spec(String id, boolean threadsFlag, int maxThreads, Map<String, List<String>> variants) {
+        List<String> variantsOf(String scenario) {
+            return variants.getOrDefault(scenario, List.of());
+        }
+    }
 
-    public sealed interface Params permits Chain, Tasks, Blocking {}
+    public sealed interface Params permits Chain, Tasks, Blocking, Server, Info {}
 
     /** threads is 0 when --threads was not given. */
     public record Chain(int workers, long events, int queue, EType etype, long esize, int threads, int warmup)
@@ -30,13 +38,38 @@ public final class Cli {
 
     public record Blocking(int tasks, long iterations, int bytes, String variant, int threads) implements Params {}
 
+    /**
+     * echo or http. {@code host} is the literal as given (echoed in the output lines), {@code address}
+     * the parsed one; size and uuids are 0 for http; {@code variant} is the one to run,
+     * {@code variantGiven} whether --variant was on the command line (only then is it echoed).
+     */
+    public record Server(String scenario, String host, InetAddress address, int port, int size, int uuids,
+                         int threads, String variant, boolean variantGiven) implements Params {
+        public boolean isEcho() {
+            return scenario.equals("echo");
+        }
+
+        /** Adds "variant" to an output line when --variant was given. */
+        public Json variantTo(Json json) {
+            return variantGiven ? json.put("variant", variant) : json;
+        }
+    }
+
+    /** Not a protocol scenario: the manifest's {@code info} command (one line of runtime settings). */
+    public record Info() implements Params {}
+
     /** The body of a runtime's main: runs the scenario and returns the output line. */
     @FunctionalInterface
     public interface Body {
         Json run(Params p) throws Exception;
     }
 
-    private record Flag(String shortName, String longName) {
+    /** A flag; {@code bool} flags take no value. */
+    private record Flag(String shortName, String longName, boolean bool) {
+        Flag(String shortName, String longName) {
+            this(shortName, longName, false);
+        }
+
         String display() {
             return "--" + longName;
         }
@@ -51,6 +84,13 @@ public final class Cli {
     private static final List<Flag> BLOCKING = List.of(
             new Flag("n", "tasks"), new Flag("i", "iterations"), new Flag("b", "bytes"),
             new Flag(null, "variant"), new Flag(null, "threads"));
+    private static final List<Flag> ECHO = List.of(
+            new Flag(null, "host"), new Flag(null, "port"), new Flag(null, "size"), new Flag(null, "uuids"),
+            new Flag(null, "threads"), new Flag(null, "variant"), new Flag(null, "allow-remote", true));
+    private static final List<Flag> HTTP = List.of(
+            new Flag(null, "host"), new Flag(null, "port"), new Flag(null, "threads"), new Flag(null, "variant"),
+            new Flag(null, "allow-remote", true));
+    private static final String SCENARIOS = "chain, tasks, blocking, echo or http";
 
     /**
      * Parses, runs and reports: exit 0 with the JSON line, 2 on bad input, 3 when a resource was
@@ -76,7 +116,8 @@ public final class Cli {
         }
     }
 
-    private static void die(Spec spec, Throwable e) {
+    /** Ends the program for a failure: exit 3 for a refused resource, 2 for bad input, else 1. */
+    public static void die(Spec spec, Throwable e) {
         if (e instanceof ResourceRefused r) {
             System.err.println(r.getMessage());
             Runtime.getRuntime().halt(3);
@@ -93,14 +134,17 @@ public final class Cli {
 
     public static Params parse(Spec spec, String[] argv) throws BadInput {
         if (argv.length == 0) {
-            throw new BadInput("missing scenario (expected chain, tasks or blocking)");
+            throw new BadInput("missing scenario (expected " + SCENARIOS + ")");
         }
         String scenario = argv[0];
         List<Flag> flags = switch (scenario) {
             case "chain" -> CHAIN;
             case "tasks" -> TASKS;
             case "blocking" -> BLOCKING;
-            default -> throw new BadInput("unknown scenario '" + scenario + "' (expected chain, tasks or blocking)");
+            case "echo" -> ECHO;
+            case "http" -> HTTP;
+            case "info" -> List.of();
+            default -> throw new BadInput("unknown scenario '" + scenario + "' (expected " + SCENARIOS + ")");
         };
         Map<String, String> values = new HashMap<>();
         for (int i = 1; i < argv.length; i++) {
@@ -129,7 +173,12 @@ public final class Cli {
             if (flag == null) {
                 throw new BadInput("unknown flag '" + arg + "' for scenario " + scenario);
             }
-            if (value == null) {
+            if (flag.bool()) {
+                if (value != null) {
+                    throw new BadInput("flag " + flag.display() + " takes no value");
+                }
+                value = "";
+            } else if (value == null) {
                 if (i + 1 >= argv.length) {
                     throw new BadInput("flag " + arg + " needs a value");
                 }
@@ -173,6 +222,8 @@ public final class Cli {
                 long d = number(values, "sleep-ms", 10000, 0, Long.MAX_VALUE / 1_000_000);
                 yield new Tasks(n, d, threads);
             }
+            case "echo", "http" -> server(spec, scenario, values, threads);
+            case "info" -> new Info();
             default -> {
                 long n = count(values, "tasks", 1000, Long.MAX_VALUE);
                 long it = count(values, "iterations", 1000, Long.MAX_VALUE);
@@ -180,17 +231,58 @@ public final class Cli {
                 checkProduct("TxIxB", n, it, b);
                 count(values, "tasks", 1000, Integer.MAX_VALUE);
                 count(values, "bytes", 10, Integer.MAX_VALUE - 8);
-                String variant = spec.variants().getFirst();
-                if (values.containsKey("variant")) {
-                    variant = values.get("variant");
-                    if (!spec.variants().contains(variant)) {
-                        throw new BadInput("unknown variant '" + variant + "' for " + spec.id()
-                                + " (expected one of " + String.join(", ", spec.variants()) + ")");
-                    }
-                }
-                yield new Blocking((int) n, it, (int) b, variant, threads);
+                yield new Blocking((int) n, it, (int) b, variant(spec, scenario, values), threads);
             }
         };
+    }
+
+    /** The variant to run: --variant when given (it must be one the spec lists), else the first. */
+    private static String variant(Spec spec, String scenario, Map<String, String> values) throws BadInput {
+        List<String> known = spec.variantsOf(scenario);
+        String variant = values.get("variant");
+        if (variant == null) {
+            return known.isEmpty() ? null : known.getFirst();
+        }
+        if (!known.contains(variant)) {
+            throw new BadInput("unknown variant '" + variant + "' for " + spec.id() + " " + scenario
+                    + (known.isEmpty() ? " (it has no variants)" : " (expected one of " + String.join(", ", known) + ")"));
+        }
+        return variant;
+    }
+
+    private static Server server(Spec spec, String scenario, Map<String, String> values, int threads)
+            throws BadInput {
+        String host = values.getOrDefault("host", "127.0.0.1");
+        InetAddress address = ipLiteral(host);
+        if (!values.containsKey("allow-remote") && !address.isLoopbackAddress()) {
+            throw new BadInput("--host " + host + " is not a loopback address (127.0.0.0/8 or ::1); "
+                    + "add --allow-remote to bind it");
+        }
+        int port = (int) number(values, "port", 0, 0, 65535);
+        boolean echo = scenario.equals("echo");
+        int size = echo ? (int) count(values, "size", 17, 1 << 20) : 0;
+        int uuids = echo ? (int) number(values, "uuids", 5, 0, 1000) : 0;
+        String variant = variant(spec, scenario, values);
+        return new Server(scenario, host, address, port, size, uuids, threads, variant, values.containsKey("variant"));
+    }
+
+    /**
+     * An IP address literal, never a name (no resolver lookup): IPv4 in dotted-quad form (four
+     * decimal numbers 0..255 without leading zeros: not the legacy forms "127.1" or "0x7f.1"
+     * that {@link InetAddress#ofLiteral} also accepts), or an IPv6 literal without a zone.
+     */
+    static InetAddress ipLiteral(String host) throws BadInput {
+        boolean v6 = host.indexOf(':') >= 0;
+        boolean ok = v6 ? host.matches("[0-9A-Fa-f:.]+")
+                : host.matches("((25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])\\.){3}(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])");
+        if (ok) {
+            try {
+                return InetAddress.ofLiteral(host);
+            } catch (IllegalArgumentException e) {
+                // falls through to the message below
+            }
+        }
+        throw new BadInput("--host " + host + " is not an IP address literal (IPv4 a.b.c.d or IPv6; no names)");
     }
 
     /** A positive count. */

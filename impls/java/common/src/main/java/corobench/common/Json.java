@@ -16,6 +16,19 @@ public final class Json {
         return this;
     }
 
+    public Json put(String key, boolean value) {
+        key(key);
+        sb.append(value);
+        return this;
+    }
+
+    /** A JSON null (e.g. a count the library does not expose). */
+    public Json putNull(String key) {
+        key(key);
+        sb.append("null");
+        return this;
+    }
+
     private void key(String key) {
         if (sb.length() > 1) {
             sb.append(',');

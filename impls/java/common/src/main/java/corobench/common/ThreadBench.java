@@ -4,10 +4,10 @@ import java.io.FileInputStream;
 import java.io.FileOutputStream;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
 import java.util.concurrent.BlockingQueue;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.atomic.LongAdder;
 import java.util.function.IntFunction;
+import java.util.function.IntUnaryOperator;
 
 /**
  * The three scenarios written against {@link Thread.Builder}: java-threads passes
@@ -19,18 +19,23 @@ public final class ThreadBench {
     private final String kind;
     private final IntFunction<BlockingQueue<Event>> queues;
     private final int threads;
+    private final IntUnaryOperator blockingPool;
 
     /**
-     * @param builder  how every task is started
-     * @param kind     "threads" or "virtual threads", for the resource-refused message
-     * @param queues   makes the bounded queue of a given capacity for chain
-     * @param threads  the worker-thread count reported in the output
+     * @param builder       how every task is started
+     * @param kind          "threads" or "virtual threads", for the resource-refused message
+     * @param queues        makes the bounded queue of a given capacity for chain
+     * @param threads       the worker-thread count reported in the output
+     * @param blockingPool  blocking's pool_threads for a given number of tasks per iteration: the
+     *                      most threads that may make the blocking calls at once
      */
-    public ThreadBench(Thread.Builder builder, String kind, IntFunction<BlockingQueue<Event>> queues, int threads) {
+    public ThreadBench(Thread.Builder builder, String kind, IntFunction<BlockingQueue<Event>> queues, int threads,
+                       IntUnaryOperator blockingPool) {
         this.builder = builder;
         this.kind = kind;
         this.queues = queues;
         this.threads = threads;
+        this.blockingPool = blockingPool;
     }
 
     public Json run(Cli.Params p) throws Exception {
@@ -38,6 +43,8 @@ public final class ThreadBench {
             case Cli.Chain c -> chain(c);
             case Cli.Tasks t -> tasks(t);
             case Cli.Blocking b -> blocking(b);
+            case Cli.Server s -> throw new IllegalArgumentException("not a batch scenario: " + s.scenario());
+            case Cli.Info i -> throw new IllegalArgumentException("not a batch scenario: info");
         };
     }
 
@@ -156,28 +163,36 @@ public final class ThreadBench {
     private Json tasks(Cli.Tasks p) throws InterruptedException {
         final int n = p.tasks();
         final long d = p.sleepMs();
-        final LongAdder counter = new LongAdder();
-        final CountDownLatch done = new CountDownLatch(n);
-        final Runnable task = () -> {
-            try {
-                Thread.sleep(d);
-            } catch (InterruptedException ex) {
-                throw new IllegalStateException(ex);
-            }
-            counter.increment();
-            done.countDown();
-        };
+        // Each task stores 1 in its own slot and ends; main joins them all and sums. Nothing shared
+        // is written while thousands of threads are alive (see README: a LongAdder and a
+        // CountDownLatch here made java-threads' peak RSS bimodal).
+        final byte[] done = new byte[n];
+        final Thread[] started = new Thread[n];
 
         final long t0 = System.nanoTime();
         for (int i = 0; i < n; i++) {
-            start(task, i, n);
+            final int slot = i;
+            started[i] = start(() -> {
+                try {
+                    Thread.sleep(d);
+                } catch (InterruptedException ex) {
+                    throw new IllegalStateException(ex);
+                }
+                done[slot] = 1;
+            }, i, n);
         }
         final long spawned = System.nanoTime() - t0;
-        done.await();
+        for (Thread t : started) {
+            t.join();
+        }
         final long elapsed = System.nanoTime() - t0;
 
+        long checksum = 0;
+        for (byte b : done) {
+            checksum += b;
+        }
         return new Json().put("scenario", "tasks").put("tasks", n).put("sleep_ms", d).put("threads", threads)
-                .put("checksum", counter.sum()).put("spawn_ns", spawned).put("elapsed_ns", elapsed);
+                .put("checksum", checksum).put("spawn_ns", spawned).put("elapsed_ns", elapsed);
     }
 
     // ---------------------------------------------------------------- blocking
@@ -186,34 +201,43 @@ public final class ThreadBench {
         final int n = p.tasks();
         final int b = p.bytes();
         final Thread[] workers = new Thread[n];
-        final LongAdder written = new LongAdder();
+        // Task i adds its bytes to slot i (one writer per slot; the joins order the iterations).
+        final long[] written = new long[n];
         final Throwable[] failure = new Throwable[1];
-        final Runnable task = () -> {
-            try {
-                written.add(copy(b));
-            } catch (IOException ex) {
-                synchronized (failure) {
-                    failure[0] = ex;
+        final Runnable[] tasks = new Runnable[n];
+        for (int i = 0; i < n; i++) {
+            final int slot = i;
+            tasks[i] = () -> {
+                try {
+                    written[slot] += copy(b);
+                } catch (IOException ex) {
+                    synchronized (failure) {
+                        failure[0] = ex;
+                    }
                 }
-            }
-        };
+            };
+        }
 
-        iteration(workers, task, failure); // warm-up, not measured
-        written.reset();
+        iteration(workers, tasks, failure); // warm-up, not measured
+        Arrays.fill(written, 0);
         final long t0 = System.nanoTime();
         for (long it = 0; it < p.iterations(); it++) {
-            iteration(workers, task, failure);
+            iteration(workers, tasks, failure);
         }
         final long elapsed = System.nanoTime() - t0;
+        long checksum = 0;
+        for (long w : written) {
+            checksum += w;
+        }
 
         return new Json().put("scenario", "blocking").put("tasks", n).put("iterations", p.iterations())
                 .put("bytes", b).put("variant", p.variant()).put("threads", threads)
-                .put("checksum", written.sum()).put("elapsed_ns", elapsed);
+                .put("pool_threads", blockingPool.applyAsInt(n)).put("checksum", checksum).put("elapsed_ns", elapsed);
     }
 
-    private void iteration(Thread[] workers, Runnable task, Throwable[] failure) throws InterruptedException {
+    private void iteration(Thread[] workers, Runnable[] tasks, Throwable[] failure) throws InterruptedException {
         for (int i = 0; i < workers.length; i++) {
-            workers[i] = start(task, i, workers.length);
+            workers[i] = start(tasks[i], i, workers.length);
         }
         for (Thread t : workers) {
             t.join();

@@ -2,10 +2,15 @@ package corobench.virtual;
 
 import corobench.common.BadInput;
 import corobench.common.Cli;
+import corobench.common.PingHttp;
 import corobench.common.Queues;
+import corobench.common.RuntimeInfo;
+import corobench.common.Servers;
 import corobench.common.ThreadBench;
 import java.lang.management.ManagementFactory;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Executors;
 import jdk.management.VirtualThreadSchedulerMXBean;
 
 /**
@@ -13,20 +18,26 @@ import jdk.management.VirtualThreadSchedulerMXBean;
  * ForkJoinPool of carrier threads). --threads N sets the scheduler's parallelism through
  * jdk.virtualThreadScheduler.parallelism before the first virtual thread exists; the reported
  * thread count is the parallelism the scheduler itself reports.
+ *
+ * <p>Servers: echo with a virtual thread per connection on blocking java.net sockets; http on the
+ * JDK's HttpServer with a virtual thread per request (newVirtualThreadPerTaskExecutor).
  */
 public final class Main {
     private static final String PARALLELISM = "jdk.virtualThreadScheduler.parallelism";
+    private static final String MAX_POOL_SIZE = "jdk.virtualThreadScheduler.maxPoolSize";
 
     private Main() {}
 
     public static void main(String[] args) {
         // ForkJoinPool's parallelism is at most 32767.
-        Cli.Spec spec = new Cli.Spec("java-virtual", true, 32767, List.of("stream"));
+        Cli.Spec spec = new Cli.Spec("java-virtual", true, 32767, Map.of("blocking", List.of("stream")));
         Cli.main(spec, args, p -> {
             int wanted = switch (p) {
                 case Cli.Chain c -> c.threads();
                 case Cli.Tasks t -> t.threads();
                 case Cli.Blocking b -> b.threads();
+                case Cli.Server s -> s.threads();
+                case Cli.Info i -> 0;
             };
             if (wanted > 0) {
                 String set = System.getProperty(PARALLELISM);
@@ -40,7 +51,19 @@ public final class Main {
                 throw new IllegalStateException("virtual-thread scheduler parallelism is " + parallelism
                         + ", not " + wanted + " (was it created before main?)");
             }
-            return new ThreadBench(Thread.ofVirtual(), "virtual threads", Queues.factory("array"), parallelism).run(p);
+            // The most carriers the scheduler may run, compensation for blocked ones included
+            // (JDK 25 java.lang.VirtualThread.createDefaultScheduler: max(parallelism, 256) unless set).
+            String max = System.getProperty(MAX_POOL_SIZE);
+            int maxPoolSize = max != null ? Integer.parseInt(max) : Math.max(parallelism, 256);
+            return switch (p) {
+                case Cli.Server s when s.isEcho() -> Servers.echo(s, parallelism, Thread.ofVirtual());
+                case Cli.Server s -> PingHttp.run(s, parallelism, Executors.newVirtualThreadPerTaskExecutor(),
+                        new PingHttp.Striped());
+                case Cli.Info i -> RuntimeInfo.jvm().put("scheduler_parallelism", parallelism)
+                        .put("scheduler_max_pool_size", maxPoolSize);
+                default -> new ThreadBench(Thread.ofVirtual(), "virtual threads", Queues.factory("array"),
+                        parallelism, tasks -> maxPoolSize).run(p);
+            };
         });
     }
 }

@@ -1,5 +1,7 @@
 package corobench.kcommon
 
+import java.net.InetAddress
+import java.net.UnknownHostException
 import kotlin.system.exitProcess
 
 /**
@@ -23,8 +25,11 @@ enum class EType(val label: String) {
     }
 }
 
-/** What a runtime accepts beyond the common flags. */
-class Spec(val id: String, val threadsFlag: Boolean, val maxThreads: Long, val variants: List<String>)
+/**
+ * What a runtime accepts beyond the common flags; [variants] maps a scenario to its variant names,
+ * the first being the default (a scenario without an entry has none).
+ */
+class Spec(val id: String, val threadsFlag: Boolean, val maxThreads: Long, val variants: Map<String, List<String>>)
 
 /** threads is 0 when --threads was not given. */
 sealed interface Params {
@@ -45,6 +50,25 @@ data class Blocking(
     val tasks: Int, val iterations: Long, val bytes: Int, val variant: String, override val threads: Int,
 ) : Params
 
+/**
+ * echo or http. [host] is the literal as given (echoed in the output lines), [address] the parsed
+ * one; size and uuids are 0 for http; [variant] is null when --variant was not given.
+ */
+data class Server(
+    val scenario: String, val host: String, val address: InetAddress, val port: Int, val size: Int, val uuids: Int,
+    override val threads: Int, val variant: String?,
+) : Params {
+    val isEcho: Boolean get() = scenario == "echo"
+
+    /** Adds "variant" to an output line when --variant was given. */
+    fun variantTo(json: Json): Json = if (variant != null) json.put("variant", variant) else json
+}
+
+/** Not a protocol scenario: the manifest's `info` command (one line of runtime settings). */
+object Info : Params {
+    override val threads: Int get() = 0
+}
+
 /** Builds the single JSON output line. */
 class Json {
     private val sb = StringBuilder(256).append('{')
@@ -52,6 +76,10 @@ class Json {
     fun put(key: String, value: Long): Json = apply { key(key); sb.append(value) }
     fun put(key: String, value: Int): Json = put(key, value.toLong())
     fun put(key: String, value: String): Json = apply { key(key); string(value) }
+    fun put(key: String, value: Boolean): Json = apply { key(key); sb.append(value) }
+
+    /** A JSON null (e.g. a count the library does not expose). */
+    fun putNull(key: String): Json = apply { key(key); sb.append("null") }
 
     private fun key(key: String) {
         if (sb.length > 1) sb.append(',')
@@ -74,7 +102,8 @@ class Json {
     override fun toString(): String = "$sb}"
 }
 
-private class Flag(val short: String?, val long: String)
+/** A flag; [bool] flags take no value. */
+private class Flag(val short: String?, val long: String, val bool: Boolean = false)
 
 private val CHAIN = listOf(
     Flag("w", "workers"), Flag("e", "events"), Flag("q", "queue"), Flag("t", "etype"), Flag("s", "esize"),
@@ -84,6 +113,15 @@ private val TASKS = listOf(Flag("n", "tasks"), Flag("d", "sleep-ms"), Flag(null,
 private val BLOCKING = listOf(
     Flag("n", "tasks"), Flag("i", "iterations"), Flag("b", "bytes"), Flag(null, "variant"), Flag(null, "threads"),
 )
+private val ECHO = listOf(
+    Flag(null, "host"), Flag(null, "port"), Flag(null, "size"), Flag(null, "uuids"), Flag(null, "threads"),
+    Flag(null, "variant"), Flag(null, "allow-remote", bool = true),
+)
+private val HTTP = listOf(
+    Flag(null, "host"), Flag(null, "port"), Flag(null, "threads"), Flag(null, "variant"),
+    Flag(null, "allow-remote", bool = true),
+)
+private const val SCENARIOS = "chain, tasks, blocking, echo or http"
 
 /**
  * Parses argv, runs [body] and prints its line: exit 0 with the JSON line, 2 on bad input, 3 when
@@ -118,13 +156,16 @@ fun die(spec: Spec, e: Throwable): Nothing {
 }
 
 fun parse(spec: Spec, argv: Array<String>): Params {
-    if (argv.isEmpty()) throw BadInput("missing scenario (expected chain, tasks or blocking)")
+    if (argv.isEmpty()) throw BadInput("missing scenario (expected $SCENARIOS)")
     val scenario = argv[0]
     val flags = when (scenario) {
         "chain" -> CHAIN
         "tasks" -> TASKS
         "blocking" -> BLOCKING
-        else -> throw BadInput("unknown scenario '$scenario' (expected chain, tasks or blocking)")
+        "echo" -> ECHO
+        "http" -> HTTP
+        "info" -> emptyList()
+        else -> throw BadInput("unknown scenario '$scenario' (expected $SCENARIOS)")
     }
     val values = HashMap<String, String>()
     var i = 1
@@ -145,7 +186,10 @@ fun parse(spec: Spec, argv: Array<String>): Params {
             null
         }
         if (flag == null) throw BadInput("unknown flag '$arg' for scenario $scenario")
-        if (value == null) {
+        if (flag.bool) {
+            if (value != null) throw BadInput("flag --${flag.long} takes no value")
+            value = ""
+        } else if (value == null) {
             if (i + 1 >= argv.size) throw BadInput("flag $arg needs a value")
             value = argv[++i]
         }
@@ -179,6 +223,8 @@ fun parse(spec: Spec, argv: Array<String>): Params {
             values.number("sleep-ms", 10000, 0, Long.MAX_VALUE / 1_000_000),
             threads,
         )
+        "echo", "http" -> server(spec, scenario, values, threads)
+        "info" -> Info
         else -> {
             val n = values.count("tasks", 1000, Long.MAX_VALUE)
             val it = values.count("iterations", 1000, Long.MAX_VALUE)
@@ -186,13 +232,57 @@ fun parse(spec: Spec, argv: Array<String>): Params {
             checkProduct("TxIxB", n, it, b)
             values.count("tasks", 1000, Int.MAX_VALUE.toLong())
             values.count("bytes", 10, Int.MAX_VALUE - 8L)
-            val variant = values["variant"] ?: spec.variants.first()
-            if (variant !in spec.variants) {
-                throw BadInput("unknown variant '$variant' for ${spec.id} (expected one of ${spec.variants.joinToString(", ")})")
-            }
-            Blocking(n.toInt(), it, b.toInt(), variant, threads)
+            Blocking(n.toInt(), it, b.toInt(), variant(spec, scenario, values) ?: "", threads)
         }
     }
+}
+
+/** The variant to run: --variant when given (it must be one the spec lists), else the first (or null). */
+private fun variant(spec: Spec, scenario: String, values: Map<String, String>): String? {
+    val known = spec.variants[scenario].orEmpty()
+    val variant = values["variant"] ?: return known.firstOrNull()
+    if (variant !in known) {
+        throw BadInput(
+            "unknown variant '$variant' for ${spec.id} $scenario" +
+                if (known.isEmpty()) " (it has no variants)" else " (expected one of ${known.joinToString(", ")})",
+        )
+    }
+    return variant
+}
+
+private fun server(spec: Spec, scenario: String, values: Map<String, String>, threads: Int): Server {
+    val host = values["host"] ?: "127.0.0.1"
+    val address = ipLiteral(host)
+    if ("allow-remote" !in values && !address.isLoopbackAddress) {
+        throw BadInput("--host $host is not a loopback address (127.0.0.0/8 or ::1); add --allow-remote to bind it")
+    }
+    val port = values.number("port", 0, 0, 65535).toInt()
+    val echo = scenario == "echo"
+    val size = if (echo) values.count("size", 17, 1L shl 20).toInt() else 0
+    val uuids = if (echo) values.number("uuids", 5, 0, 1000).toInt() else 0
+    variant(spec, scenario, values)
+    return Server(scenario, host, address, port, size, uuids, threads, values["variant"])
+}
+
+private val IPV4 = Regex("((25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])\\.){3}(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])")
+private val IPV6_CHARS = Regex("[0-9A-Fa-f:][0-9A-Fa-f:.]*")
+
+/**
+ * An IP address literal, never a name: IPv4 in dotted-quad form (four decimal numbers 0..255
+ * without leading zeros, not the legacy forms "127.1" or "0x7f.1"), or an IPv6 literal without a
+ * zone. Only strings that InetAddress parses as literals reach it (an IPv6 candidate has a ':' and
+ * starts with a hex digit or ':'), so it never asks a resolver.
+ */
+fun ipLiteral(host: String): InetAddress {
+    val ok = if (':' in host) IPV6_CHARS.matches(host) else IPV4.matches(host)
+    if (ok) {
+        try {
+            return InetAddress.getByName(host)
+        } catch (e: UnknownHostException) {
+            // falls through to the message below
+        }
+    }
+    throw BadInput("--host $host is not an IP address literal (IPv4 a.b.c.d or IPv6; no names)")
 }
 
 /** A positive count. */

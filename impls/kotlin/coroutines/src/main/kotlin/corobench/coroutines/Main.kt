@@ -3,15 +3,17 @@ package corobench.coroutines
 import corobench.kcommon.Blocking
 import corobench.kcommon.Chain
 import corobench.kcommon.EType
+import corobench.kcommon.Info
 import corobench.kcommon.Json
 import corobench.kcommon.ResourceRefused
+import corobench.kcommon.Server
 import corobench.kcommon.Spec
 import corobench.kcommon.Tasks
 import corobench.kcommon.cliMain
 import java.io.FileInputStream
 import java.io.FileOutputStream
 import java.io.IOException
-import java.util.concurrent.atomic.LongAdder
+import java.lang.management.ManagementFactory
 import kotlinx.coroutines.Dispatchers
 import kotlinx.coroutines.Job
 import kotlinx.coroutines.channels.Channel
@@ -24,24 +26,57 @@ import kotlinx.coroutines.withContext
 /** Dispatchers.Default's worker count; read once, when Dispatchers.Default is first used. */
 private const val CORE_POOL_SIZE = "kotlinx.coroutines.scheduler.core.pool.size"
 
+/** Dispatchers.IO's parallelism limit (kotlinx.coroutines' default: max(64, processors)). */
+private const val IO_PARALLELISM = "kotlinx.coroutines.io.parallelism"
+
 /** kotlinx.coroutines' CoroutineScheduler supports at most 2^21 - 2 threads. */
 private const val MAX_POOL_SIZE = (1L shl 21) - 2
 
 fun main(args: Array<String>) {
-    val spec = Spec("kotlin-coroutines", true, MAX_POOL_SIZE, listOf("io", "default"))
+    val spec = Spec("kotlin-coroutines", true, MAX_POOL_SIZE, mapOf("blocking" to listOf("io", "default")))
     cliMain(spec, args) { p ->
-        // Must happen before anything touches Dispatchers.Default (nothing has yet).
-        if (p.threads > 0) System.setProperty(CORE_POOL_SIZE, p.threads.toString())
-        // The scheduler's own default: all processors, at least 2.
-        val threads = System.getProperty(CORE_POOL_SIZE)?.toInt()
-            ?: Runtime.getRuntime().availableProcessors().coerceAtLeast(2)
+        // --threads N, else the processors the JVM may use (its affinity mask): the library's own
+        // default would be at least 2. Must happen before anything touches Dispatchers.Default
+        // (nothing has yet).
+        val threads = if (p.threads > 0) p.threads else Runtime.getRuntime().availableProcessors()
+        System.setProperty(CORE_POOL_SIZE, threads.toString())
+        // Ktor runs its sockets, engine and handlers on Dispatchers.IO (hard-coded in ktor-network
+        // and the CIO engine), whose default limit is max(64, processors) threads: the servers
+        // limit it to N + 1, N for the coroutines and one for Ktor's selector loop, which keeps
+        // its slot while it blocks in select (see README).
+        if (p is Server && System.getProperty(IO_PARALLELISM) == null) {
+            System.setProperty(IO_PARALLELISM, (threads + 1).toString())
+        }
         when (p) {
             is Chain -> chain(p, threads)
             is Tasks -> tasks(p, threads)
             is Blocking -> blocking(p, threads)
+            is Server -> if (p.isEcho) echoServer(p, threads) else httpServer(p, threads)
+            is Info -> info(threads)
         }
     }
 }
+
+/** The manifest's `info` line: JVM, GC, heap limits, CPUs and the dispatchers' sizes. */
+private fun info(threads: Int): Json {
+    val hs = ManagementFactory.getPlatformMXBean(com.sun.management.HotSpotDiagnosticMXBean::class.java)
+    fun flag(name: String) = try { hs.getVMOption(name).value } catch (e: IllegalArgumentException) { "" }
+    val gc = listOf("Serial", "Parallel", "G1", "Z", "Shenandoah", "Epsilon").firstOrNull { flag("Use${it}GC") == "true" }
+    val mib = 1024L * 1024
+    return Json().put("jvm", System.getProperty("java.vm.version")).put("vendor", System.getProperty("java.vm.vendor"))
+        .put("gc", gc ?: "unknown")
+        .put("max_heap_mib", flag("MaxHeapSize").toLong() / mib)
+        .put("initial_heap_mib", flag("InitialHeapSize").toLong() / mib)
+        .put("thread_stack_kib", flag("ThreadStackSize").toLong())
+        .put("cpus", Runtime.getRuntime().availableProcessors())
+        .put("default_dispatcher_threads", threads)
+        .put("io_dispatcher_parallelism", ioParallelism())
+        .put("servers_io_dispatcher_parallelism", threads + 1)
+}
+
+/** Dispatchers.IO's limit as kotlinx.coroutines computes it. */
+private fun ioParallelism(): Int =
+    System.getProperty(IO_PARALLELISM)?.toInt() ?: maxOf(64, Runtime.getRuntime().availableProcessors())
 
 // ------------------------------------------------------------------ chain
 
@@ -113,21 +148,23 @@ private suspend fun chainPass(p: Chain): PassResult = coroutineScope {
 private fun tasks(p: Tasks, threads: Int): Json = runBlocking(Dispatchers.Default) {
     val n = p.tasks
     val d = p.sleepMs
-    val counter = LongAdder()
+    // Each task stores 1 in its own slot and ends; the scope waits for all of them and main sums.
+    // Nothing shared is written per task (the rule of every runtime, see ../java/README.md).
+    val done = ByteArray(n)
     var spawned = 0L
     val t0 = System.nanoTime()
     coroutineScope {
-        repeat(n) {
+        for (i in 0 until n) {
             launch {
                 delay(d)
-                counter.increment()
+                done[i] = 1
             }
         }
         spawned = System.nanoTime() - t0
     }
     val elapsed = System.nanoTime() - t0
     Json().put("scenario", "tasks").put("tasks", n).put("sleep_ms", d).put("threads", threads)
-        .put("checksum", counter.sum()).put("spawn_ns", spawned).put("elapsed_ns", elapsed)
+        .put("checksum", done.sum().toLong()).put("spawn_ns", spawned).put("elapsed_ns", elapsed)
 }
 
 // ------------------------------------------------------------------ blocking
@@ -136,26 +173,29 @@ private fun blocking(p: Blocking, threads: Int): Json = runBlocking(Dispatchers.
     val n = p.tasks
     val b = p.bytes
     val io = p.variant == "io"
-    val written = LongAdder()
+    // Task i adds its bytes to slot i (one writer per slot; the scopes order the iterations).
+    val written = LongArray(n)
 
     suspend fun iteration() = coroutineScope {
-        repeat(n) {
+        for (i in 0 until n) {
             launch {
                 // "io": hand the blocking calls to Dispatchers.IO; "default": block a Default worker.
-                written.add(if (io) withContext(Dispatchers.IO) { copy(b) } else copy(b))
+                written[i] += if (io) withContext(Dispatchers.IO) { copy(b) } else copy(b)
             }
         }
     }
 
     iteration() // warm-up, not measured
-    written.reset()
+    written.fill(0)
     val t0 = System.nanoTime()
     var it = 0L
     while (it++ < p.iterations) iteration()
     val elapsed = System.nanoTime() - t0
 
+    // io: at most Dispatchers.IO's parallelism make the calls at once; default: the workers themselves
     Json().put("scenario", "blocking").put("tasks", n).put("iterations", p.iterations).put("bytes", b)
-        .put("variant", p.variant).put("threads", threads).put("checksum", written.sum()).put("elapsed_ns", elapsed)
+        .put("variant", p.variant).put("threads", threads).put("pool_threads", if (io) ioParallelism() else 0)
+        .put("checksum", written.sum()).put("elapsed_ns", elapsed)
 }
 
 /** Reads b bytes from /dev/urandom, writes them to /dev/null; returns the bytes written. */
