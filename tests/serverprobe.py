@@ -353,16 +353,18 @@ def probe_http(server: Server, requests: int, connections: int) -> dict:
     sock.close()
     tally.add(1, 2)
 
-    # a malformed request gets 400 and the connection is closed
-    sock = connect(server.address)
-    sock.sendall(b"THIS IS NOT HTTP\r\n\r\n")
-    status, _, _, _ = http_response(sock, bytearray())
-    if status != 400:
-        raise ProbeError(f"malformed request: status {status}, expected 400")
-    if not closed_by_peer(sock):
-        raise ProbeError("the server kept the connection open after a 400")
-    sock.close()
-    tally.add(1, 0)
+    # a malformed request gets 400 and the connection is closed: a request line that is not three
+    # tokens, and a header line without a colon (what every HTTP/1.1 parser rejects)
+    for malformed in (b"GARBAGE\r\n\r\n", f"GET /ping/x HTTP/1.1\r\nHost: {host_header}\r\nNoColonHere\r\n\r\n".encode()):
+        sock = connect(server.address)
+        sock.sendall(malformed)
+        status, _, _, _ = http_response(sock, bytearray())
+        if status != 400:
+            raise ProbeError(f"malformed request {malformed[:30]!r}: status {status}, expected 400")
+        if not closed_by_peer(sock):
+            raise ProbeError("the server kept the connection open after a 400")
+        sock.close()
+        tally.add(1, 0)
 
     time.sleep(0.05)
     final = stop(server)
