@@ -30,6 +30,7 @@ bench: setup
 impl-unit-tests:
 	cd impls/rust && cargo test --locked -q -p corobench-common
 	cd impls/go && go test ./...
+	cd loadgen && cargo test --release --locked -q
 
 test: setup impl-unit-tests
 	$(VENV)/bin/pytest -q
