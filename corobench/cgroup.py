@@ -153,8 +153,11 @@ class RunCgroup:
                 pass
 
     def remove(self) -> bool:
-        """Kill what is left and remove the cgroup; False when it could not be removed."""
-        for _ in range(50):
+        """Kill what is left and remove the cgroup; False when it could not be removed.
+
+        A killed process leaves its cgroup only once it has fully exited, which on a loaded
+        machine can take a while: keep trying for up to 10 s."""
+        for _ in range(500):
             self.kill_all()
             try:
                 self.path.rmdir()

@@ -87,23 +87,29 @@ def recover(db: Path) -> None:
 def list_cmd(ctx: click.Context) -> None:
     """Implementations x scenarios, and whether each can run here (and if not, why)."""
     state = builder.BuildState(ctx.obj["results"])
-    table = Table(title="implementations")
+    table = Table(title="implementations (scenarios: yes, or the variants)")
     table.add_column("id", no_wrap=True)  # the names a user types: never cut
     table.add_column("language / runtime")
     for name in SCENARIOS:
-        table.add_column(name, justify="center")
-    table.add_column("status")
-    for m in discover():
+        table.add_column(name, justify="center", overflow="fold")  # variant names are typed too: never cut
+    table.add_column("status", no_wrap=True)
+    details: list[str] = []  # why something cannot run: below the table, whole
+    console = out_console()
+
+    def status_of(m) -> str:
         reason = unavailable_reason(m)
         entry = state.get(m.id)
         if reason:
-            status = f"[yellow]cannot run: {reason}[/]"
-        elif m.build and entry and not entry.get("ok"):
-            status = f"[red]build failed: {entry.get('error')} (log: {entry.get('log')})[/]"
-        elif m.build and not builder.is_up_to_date(m, state):
-            status = "ready to build" if not entry else "needs rebuild"
-        else:
-            status = "[green]ready[/]"
+            details.append(f"{m.id}: cannot run: {reason}")
+            return "[yellow]cannot run[/]"
+        if m.build and entry and not entry.get("ok"):
+            details.append(f"{m.id}: build failed: {entry.get('error')} (log: {entry.get('log')})")
+            return "[red]build failed[/]"
+        if m.build and not builder.is_up_to_date(m, state):
+            return "ready to build" if not entry else "needs rebuild"
+        return "[green]ready[/]"
+
+    for m in discover():
         cells = []
         for name in SCENARIOS:
             if name not in m.scenarios:
@@ -111,17 +117,14 @@ def list_cmd(ctx: click.Context) -> None:
             else:
                 variants = m.variants_of(name)
                 cells.append(", ".join(variants) if variants else "yes")
-        table.add_row(m.id, f"{m.language} / {m.runtime}", *cells, status)
-    out_console().print(table)
-    for bad in discover_all()[1]:
-        out_console().print(f"[red]broken[/] {bad.path}: {clean_text(bad.reason, 300)}", highlight=False)
+        table.add_row(m.id, f"{m.language} / {m.runtime}", *cells, status_of(m))
+    console.print(table)
     for tool in all_tools():
-        reason = unavailable_reason(tool)
-        entry = state.get(tool.id)
-        status = (f"cannot run: {reason}" if reason else
-                  f"build failed: {entry.get('error')}" if entry and not entry.get("ok") else
-                  "ready" if builder.is_up_to_date(tool, state) else "ready to build")
-        out_console().print(f"tool {tool.id} ({', '.join(tool.scenarios)}): {status}", highlight=False)
+        console.print(f"tool {tool.id} ({', '.join(tool.scenarios)}): {status_of(tool)}", highlight=False)
+    for bad in discover_all()[1]:
+        details.append(f"broken manifest {bad.path}: {clean_text(bad.reason, 300)}")
+    for line in details:
+        console.print("  " + line, highlight=False, markup=False, soft_wrap=True)
 
 
 @cli.command()

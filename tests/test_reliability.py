@@ -47,8 +47,9 @@ def start_session(results: Path, tmp_path: Path) -> tuple[subprocess.Popen, list
     return proc, [int(x) for x in pidfile.read_text().split()]
 
 
-def session_cgroups(session_id: int) -> list[Path]:
-    return sorted(CGROUP_PARENT.glob(f"s{session_id}-*")) if CGROUP_PARENT.is_dir() else []
+def session_cgroups(session_id: int, harness_pid: int) -> list[Path]:
+    """The cgroups of that session's runs (named s<session>-<harness pid>-<run>)."""
+    return sorted(CGROUP_PARENT.glob(f"s{session_id}-{harness_pid}-*")) if CGROUP_PARENT.is_dir() else []
 
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP, signal.SIGINT])
@@ -61,7 +62,7 @@ def test_a_signal_stops_the_session_keeps_rows_and_leaves_nothing(results, tmp_p
     assert db_rows(results, "SELECT program, rep, status FROM runs") == [("fake-good", 0, "ok")]
     assert db_rows(results, "SELECT status FROM sessions") == [("interrupted",)]
     assert all(gone(pid) for pid in pids)
-    assert session_cgroups(1) == []
+    assert session_cgroups(1, proc.pid) == []
     assert db_rows(results, "SELECT COUNT(*) FROM live") == [(0,)]
 
 
@@ -80,7 +81,7 @@ def test_after_kill_9_the_next_command_marks_the_session_abandoned_and_cleans_up
     assert db_rows(results, "SELECT status FROM sessions") == [("abandoned",)]
     assert db_rows(results, "SELECT program, status FROM runs") == [("fake-good", "ok")]
     assert db_rows(results, "SELECT COUNT(*) FROM live") == [(0,)]
-    assert session_cgroups(1) == []
+    assert session_cgroups(1, proc.pid) == []
     # and only once
     assert "abandoned" not in corobench("sessions", results=results, impls=FAKES).stderr
 

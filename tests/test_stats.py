@@ -53,8 +53,8 @@ def test_compare_needs_three_runs_each():
     assert not compare([1, 2], [5, 6]).significant
 
 
-@pytest.mark.parametrize("value,text", [(8.03e6, "8.03M"), (70.5e6, "70.5M"), (9940, "9940"), (10500, "10.5k"),
-                                        (0.0142, "0.0142"), (1.2e9, "1.2G"), (523456, "523k")])
+@pytest.mark.parametrize("value,text", [(8.03e6, "8.03M"), (70.5e6, "70.5M"), (9940, "9.94k"), (10500, "10.5k"),
+                                        (0.0142, "0.0142"), (1.2e9, "1.20G"), (523456, "523k")])
 def test_number_format(value, text):
     from corobench.export.format import number
 
@@ -67,3 +67,16 @@ def test_outliers_by_modified_z_score():
     assert outliers([10.0, 10.2, 9.9, 10.1, 10.0, 25.0]) == [25.0]
     assert outliers([10.0, 10.2, 9.9, 10.1, 10.0]) == []
     assert outliers([5.0, 5.0, 5.0, 9.0]) == []  # MAD 0: no verdict
+
+
+@pytest.mark.parametrize("value,text", [(2.91e-4, "291 µs"), (0.0123, "12.3 ms"), (4.5678, "4.57 s"), (3e-9, "3.00 ns"),
+                                        (0, "0 ns")])
+def test_seconds_read_like_people_write_them(value, text):
+    from corobench.export.format import seconds
+
+    assert seconds(value) == text
+
+
+def test_the_mean_ci_of_a_positive_quantity_stays_positive():
+    s = summarize([0.001, 0.001, 0.5])
+    assert s.mean_ci[0] >= 0
