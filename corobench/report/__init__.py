@@ -38,10 +38,14 @@ def _machine_section(meta: dict) -> str:
         f"- CPU: {m.get('cpu_model')}, {m.get('cores')} cores ({m.get('cores_usable')} usable), memory {mem}",
         f"- OS: {m.get('os')}, kernel {m.get('kernel')}, Python {m.get('python')}",
         f"- load average at start: {', '.join(f'{x:.2f}' for x in m.get('loadavg', []))}",
-        f"- settings: {json.dumps(meta['settings'])}",
-        "", "| implementation | toolchain |", "|---|---|",
+        f"- settings: {json.dumps({k: v for k, v in meta['settings'].items() if k != 'runtime_info'})}",
+        "", "Runtime settings are each runtime's defaults (docs/implementations.md, tuning policy), as its "
+        "manifest's `info` command reported them for this session.", "",
+        "| implementation | toolchain | runtime settings |", "|---|---|---|",
     ]
-    lines += [f"| {k} | {v} |" for k, v in sorted(meta["toolchains"].items())]
+    info = meta["settings"].get("runtime_info") or {}
+    lines += [f"| {k} | {v} | {clean_text(str(info.get(k, '—')), 300).replace('|', '/')} |"
+              for k, v in sorted(meta["toolchains"].items())]
     return "\n".join(lines) + "\n"
 
 
