@@ -12,6 +12,7 @@ from typing import Mapping, Sequence
 
 from corobench.scenarios import Metric, RunView, get_scenario
 from corobench.stats import OUTLIER_Z, Summary, outliers, summarize
+from corobench.units import human
 
 BUSY_FRACTION = 0.10  # other processes used more than this share of the CPUs during a run
 SHORT_NS = 5_000_000  # a timed region shorter than this measures little but noise and start-up
@@ -80,8 +81,9 @@ def build_cells(rows: Sequence[Mapping]) -> list[Cell]:
                 params, {k: v.median for k, v in cell.summaries.items()})
             odd = outliers(cell.values.get(cell.metrics[0].key, []))
             if odd:
+                unit = cell.metrics[0].unit
                 cell.warnings.append(f"{len(odd)} outlier run(s) (modified z-score > {OUTLIER_Z:g}): "
-                                     + ", ".join(f"{v:.4g}" for v in odd))
+                                     + ", ".join(human(v, unit) for v in odd))
             timed = sorted(r["elapsed_ns"] for r in ok if r["elapsed_ns"])
             if timed and timed[len(timed) // 2] < SHORT_NS:
                 cell.warnings.append(f"the timed region lasted only {timed[len(timed) // 2] / 1e6:.2g} ms: too short "

@@ -50,13 +50,14 @@ class TableData:
     failed_rows: set[int] = field(default_factory=set)  # row indexes of FAILED/SKIPPED cells
 
 
-def tabulate(scenario: str, label: str, group: list[Cell], metric_count: int | None = None) -> TableData:
+def tabulate(scenario: str, label: str, group: list[Cell], metric_count: int | None = None,
+             ci_in_header: bool = True) -> TableData:
     """The headline with its CI and the ratio to the best, then the other metrics (all, or the
     first `metric_count`), then the runs; failures and warnings as notes, not as columns."""
     metrics = group[0].metrics
     others = metrics[1:] if metric_count is None else metrics[1:1 + metric_count]
     head = metrics[0]
-    columns = ["program", f"{header(head.label, head.unit)} median [95% CI]", "vs best"]
+    columns = ["program", header(head.label, head.unit) + (" median [95% CI]" if ci_in_header else ""), "vs best"]
     columns += [header(m.label, m.unit) for m in others] + ["runs"]
     data = TableData(f"{scenario}: {label}", columns, [])
     for cell, cmp in ranked(group):

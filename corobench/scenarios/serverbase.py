@@ -13,7 +13,7 @@ from typing import Mapping
 
 from corobench.scenarios.base import CGROUP, Metric, Param, Scenario, measured
 
-RPS = Metric("rps", "requests/s", "req/s", measured("rps"), "higher")
+RPS = Metric("rps", "requests/s", "requests/s", measured("rps"), "higher")
 LAT_MEAN = Metric("lat_mean_us", "latency mean", "µs", measured("lat_mean_us"), "lower")
 LAT_P50 = Metric("lat_p50_us", "latency p50", "µs", measured("lat_p50_us"), "lower")
 LAT_P90 = Metric("lat_p90_us", "latency p90", "µs", measured("lat_p90_us"), "lower")
@@ -21,8 +21,8 @@ LAT_P99 = Metric("lat_p99_us", "latency p99", "µs", measured("lat_p99_us"), "lo
 LAT_P999 = Metric("lat_p999_us", "latency p99.9", "µs", measured("lat_p999_us"), "lower")
 LAT_MAX = Metric("lat_max_us", "latency max", "µs", measured("lat_max_us"), "lower")
 CORES = Metric("server_cores", "server CPU", "cores", measured("server_cores"), "lower")
-CPU_PER_REQUEST = Metric("cpu_us_per_request", "server CPU per request", "µs", measured("cpu_us_per_request"), "lower")
-RPS_PER_CORE = Metric("rps_per_core", "requests/s per core", "req/s", measured("rps_per_core"), "higher")
+CPU_PER_REQUEST = Metric("cpu_us_per_request", "CPU/request", "µs", measured("cpu_us_per_request"), "lower")
+RPS_PER_CORE = Metric("rps_per_core", "requests/s per core", "requests/s", measured("rps_per_core"), "higher")
 PEAK_RSS = Metric("peak_rss_mib", "peak RSS", "MiB", measured("vm_hwm_bytes", 1 / 2**20), "lower")
 PEAK_VSZ = Metric("peak_vsz_mib", "peak VSZ", "MiB", measured("vm_peak_bytes", 1 / 2**20), "lower")
 READY_RSS = Metric("ready_rss_mib", "RSS at ready", "MiB", measured("ready_rss_bytes", 1 / 2**20), "lower")
