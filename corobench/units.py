@@ -6,9 +6,11 @@ TIME_STEPS = ((1.0, "s"), (1e-3, "ms"), (1e-6, "µs"), (1e-9, "ns"))
 
 
 def sig3(value: float) -> str:
-    """Three significant figures, without exponent notation."""
+    """Three significant figures, without exponent notation (whole numbers stay whole)."""
     if value == 0:
         return "0"
+    if value == int(value) and abs(value) < 1000:
+        return str(int(value))
     if abs(value) >= 100:
         return f"{value:.0f}"
     if abs(value) >= 10:
@@ -41,7 +43,7 @@ def human(value: float, unit: str) -> str:
     if unit == "µs":
         return seconds(value * 1e-6)
     if unit == "MiB":
-        return f"{sig3(value)} MiB"
+        return f"{sig3(value / 1024)} GiB" if abs(value) >= 1024 else f"{sig3(value)} MiB"
     return number(value)
 
 

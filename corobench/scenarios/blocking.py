@@ -65,8 +65,8 @@ class Blocking(Scenario):
         paths: list[Path] = []
         for (tasks, iterations, nbytes, threads), group in ck.shapes(cells, "tasks", "iterations", "bytes").items():
             t = f", threads={threads}" if threads is not None else ""
-            paths += ck.bars(group, "per_iteration_us", "time per iteration (µs)",
-                             f"blocking: {tasks} tasks x {nbytes} bytes, {iterations} iterations{t}",
+            paths += ck.bars(group, "per_iteration_us", "µs", "time per iteration", "blocking: time per iteration",
+                             f"{tasks} tasks x {nbytes} bytes read and written, {iterations} iterations{t}",
                              out_dir, f"blocking-n{tasks}-i{iterations}-b{nbytes}" + (f"-t{threads}" if threads else ""))
         return paths
 

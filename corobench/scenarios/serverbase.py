@@ -79,16 +79,16 @@ class ServerScenario(Scenario):
         paths: list[Path] = []
         for key, group in ck.by_label(cells).items():
             tag = f"{self.name}-{ck.slug(key)}"
-            paths += ck.bars(group, "peak_rss_mib", "server peak RSS (MiB, VmHWM)", f"{self.name}: peak RSS, {key}",
-                             out_dir, f"{tag}-rss")
-            paths += ck.bars(group, "peak_vsz_mib", "server peak virtual size (MiB, VmPeak)",
-                             f"{self.name}: peak VSZ, {key}", out_dir, f"{tag}-vsz")
-            paths += ck.bars(group, "rps", "requests/s", f"{self.name}: requests/s, {key}", out_dir, f"{tag}-rps",
-                             better="higher")
+            paths += ck.bars(group, "peak_rss_mib", "MiB", "server peak RSS (VmHWM)", f"{self.name}: server peak RSS",
+                             key, out_dir, f"{tag}-rss")
+            paths += ck.bars(group, "peak_vsz_mib", "MiB", "server peak virtual size (VmPeak)",
+                             f"{self.name}: server peak virtual size", key, out_dir, f"{tag}-vsz")
+            paths += ck.bars(group, "rps", "requests/s", "requests/s", f"{self.name}: requests/s", key, out_dir,
+                             f"{tag}-rps", better="higher")
             paths += ck.percentiles(group, (("p50", "lat_p50_us"), ("p90", "lat_p90_us"), ("p99", "lat_p99_us"),
                                             ("p99.9", "lat_p999_us")),
-                                    "latency (µs, log scale)", f"{self.name}: latency percentiles, {key}", out_dir,
+                                    "latency, log scale", f"{self.name}: latency percentiles", key, out_dir,
                                     f"{tag}-latency")
-            paths += ck.over_time(group, "rss_series", "server RSS (MiB)", f"{self.name}: server RSS during the load, "
-                                  f"{key}", out_dir, f"{tag}-rss-time")
+            paths += ck.over_time(group, "rss_series", "server RSS (MiB)", f"{self.name}: server RSS during the load",
+                                  key, out_dir, f"{tag}-rss-time")
         return paths

@@ -73,18 +73,16 @@ class Tasks(Scenario):
         paths: list[Path] = []
         for sleep_ms, group in ck.by_param(cells, "sleep_ms").items():
             suffix = f"d{sleep_ms}"
-            paths += ck.against(group, "tasks", "concurrent tasks N", "rss_mib", 1.0,
-                                "peak RSS (MiB, lower is better)",
-                                f"tasks: peak memory against N (sleep {sleep_ms} ms)", out_dir,
+            params = f"each task sleeps {sleep_ms} ms"
+            paths += ck.against(group, "tasks", "concurrent tasks N", "rss_mib", "MiB",
+                                "peak RSS (lower is better)", "tasks: peak memory against N", params, out_dir,
                                 f"tasks-memory-{suffix}")
-            paths += ck.against(group, "tasks", "concurrent tasks N", "spawn_s", 1e3,
-                                "time to start all N (ms, lower is better)",
-                                f"tasks: spawn time against N (sleep {sleep_ms} ms)", out_dir,
-                                f"tasks-spawn-{suffix}")
+            paths += ck.against(group, "tasks", "concurrent tasks N", "spawn_s", "s",
+                                "time to start all N (lower is better)", "tasks: spawn time against N", params,
+                                out_dir, f"tasks-spawn-{suffix}")
             for n, cells_n in sorted(ck.by_param(group, "tasks").items()):
-                paths += ck.bars(cells_n, "rss_mib", "peak RSS (MiB)",
-                                 f"tasks: peak memory at N = {n} (sleep {sleep_ms} ms)", out_dir,
-                                 f"tasks-memory-n{n}-{suffix}")
+                paths += ck.bars(cells_n, "rss_mib", "MiB", "peak RSS", f"tasks: peak memory of N = {n:,} tasks",
+                                 params, out_dir, f"tasks-memory-n{n}-{suffix}")
         return paths
 
 
