@@ -69,7 +69,7 @@ def test_outliers_by_modified_z_score():
     assert outliers([5.0, 5.0, 5.0, 9.0]) == []  # MAD 0: no verdict
 
 
-@pytest.mark.parametrize("value,text", [(2.91e-4, "291 µs"), (0.0123, "12.3 ms"), (4.5678, "4.57 s"), (3e-9, "3.00 ns"),
+@pytest.mark.parametrize("value,text", [(2.91e-4, "291 µs"), (0.0123, "12.3 ms"), (4.5678, "4.57 s"), (3e-9, "3 ns"), (2.5e-3, "2.50 ms"),
                                         (0, "0 ns")])
 def test_seconds_read_like_people_write_them(value, text):
     from corobench.export.format import seconds
