@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Mapping
 
+from corobench.errors import UsageError
 from corobench.scenarios.base import CGROUP
 from corobench.scenarios.serverbase import (CLIENT_SHARE, CORES, CPU_PER_REQUEST, LAT_MAX, LAT_MEAN, LAT_P50,
                                             LAT_P90, LAT_P99, LAT_P999, PEAK_RSS, PEAK_VSZ, READY_RSS, RPS,
@@ -23,7 +24,8 @@ class Echo(ServerScenario):
     summary = "a TCP echo server generating U UUIDs per request, loaded by corobench-load"
     report_order = 40
     params = (
-        param("connections", "--connections", 50000, "connections in total (closed loop)"),
+        param("connections", "--connections", 50000, "connections in total (0 with --duration: as many as the "
+              "time allows)", minimum=0),
         param("concurrency", "--concurrency", 100, "connections in flight at once"),
         param("per_connection", "--per-connection", 1, "request/reply exchanges per connection"),
         param("size", "--size", 17, "request bytes", maximum=1 << 20, to_program=True),
@@ -38,8 +40,14 @@ class Echo(ServerScenario):
     examples = ("e.g. --connections 50000 --size 17 --uuids 5 (the original), or --connections 64 "
                 "--per-connection 20000 --size 1024 --uuids 0 (ping-pong); comma lists sweep")
 
+    def normalise(self, raw: Mapping) -> dict:
+        params = super().normalise(raw)
+        if params["duration"] == 0 and params["connections"] == 0:
+            raise UsageError("echo: give --connections K (K > 0) or --duration D")
+        return params
+
     def smoke_params(self, params: Mapping) -> dict:
-        return {**params, "connections": min(params["connections"], 100), "concurrency": min(params["concurrency"], 10),
+        return {**params, "connections": min(params["connections"], 100) or 100, "concurrency": min(params["concurrency"], 10),
                 "per_connection": min(params["per_connection"], 3), "rate": 0, "duration": 0}
 
     def client_argv(self, params: Mapping, target: str, threads: int) -> list[str]:
