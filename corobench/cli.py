@@ -14,6 +14,7 @@ from click.core import ParameterSource
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
+from rich.text import Text
 
 from corobench import build as builder
 from corobench import validate
@@ -438,6 +439,87 @@ def report(ctx: click.Context, session: str, out_dir: Path) -> None:
     written = write_report(ctx.obj["results"] / DB_NAME, session, out_dir)
     for path in written:
         click.echo(str(path))
+
+
+@cli.command("compare")
+@click.argument("a")
+@click.argument("b")
+@click.option("--metric", "metrics", multiple=True,
+              help="Metric key(s) to compare, e.g. rss_mib or cpu_s; repeat or comma-separate "
+                   "[default: each scenario's headline].")
+@click.option("--format", "fmt", type=click.Choice(("table", "md", "csv", "json")), default="table",
+              show_default=True, help="How to print the comparison.")
+@click.pass_context
+def compare_cmd(ctx: click.Context, a: str, b: str, metrics: tuple[str, ...], fmt: str) -> None:
+    """Compare two stored sessions cell by cell, B against A (ids, `latest` or `latest~N`).
+
+    Per cell both medians with their CIs, the change and a Mann-Whitney U test at 5 % (`~`: not
+    significant); cells of one session only are listed; FAILED cells carry no figure.
+    """
+    from corobench import compare as cmp
+
+    db = ctx.obj["results"] / DB_NAME
+    if not db.exists():
+        raise UsageError(f"no results database at {db} (run a benchmark first)")
+    keys = [k for item in metrics for k in validate.comma_list(item)]
+    store = Store(db)
+    try:
+        a_info, a_cells = cmp.load_session(store, a)
+        b_info, b_cells = cmp.load_session(store, b)
+    finally:
+        store.close()
+    result = cmp.compare_cells(a_cells, b_cells, keys, a_info, b_info)
+    if fmt == "md":
+        click.echo(cmp.to_markdown(result))
+    elif fmt == "json":
+        click.echo(cmp.to_json(result))
+    elif fmt == "csv":
+        click.echo(cmp.to_csv(result), nl=False)
+        for line in result.warnings + result.notes:
+            err.print(f"corobench: {line}", highlight=False, markup=False)
+    else:
+        print_comparison(result)
+
+
+def print_comparison(result) -> None:
+    """The comparison as terminal tables: one per scenario and metric."""
+    from corobench import compare as cmp
+
+    console = out_console()
+    console.print(f"A = {cmp.session_text(result.a)}\nB = {cmp.session_text(result.b)}", highlight=False,
+                  markup=False)
+    styles = {"better": "green", "worse": "red"}
+    for scenario, metric, lines in result.groups():
+        table = Table(title=f"{scenario}: {cmp.metric_title(metric)}", title_justify="left")
+        for col in ("program", "parameters"):
+            table.add_column(col)
+        for col in ("A median [CI]", "B median [CI]", "change", "p"):
+            table.add_column(col, justify="right")
+        table.add_column("B vs A")
+        for ln in lines:
+            verdict = ln.verdict
+            sides = [cmp.side_text(c, metric) for c in (ln.a_cell, ln.b_cell)]
+            # Text, not markup: names and brackets print as they are
+            table.add_row(Text(ln.a_cell.program), Text(cmp.cell_label(ln.a_cell)),
+                          *[Text(t, style="red" if t == "FAILED" else "") for t in sides],
+                          Text(cmp.change_text(ln)), Text(cmp.p_text(ln)),
+                          Text(verdict, style=styles.get(verdict, "red" if "FAILED" in verdict else "")))
+        console.print(table)
+    reasons = dict.fromkeys(f"{c.status.upper()} in {side}: {c.program} {cmp.cell_label(c)}: {c.reason}"
+                            for ln in result.lines for side, c in (("A", ln.a_cell), ("B", ln.b_cell))
+                            if c.status != "ok")
+    for reason in reasons:
+        console.print("  " + clean_text(reason, 300), highlight=False, markup=False)
+    for name, cells in (("A", result.only_a), ("B", result.only_b)):
+        if cells:
+            console.print(f"only in {name}:", highlight=False)
+            for cell in cells:
+                console.print("  " + cmp.one_side_text(cell), highlight=False, markup=False)
+    console.print(cmp.summary_line(result), highlight=False, markup=False)
+    for line in result.warnings:
+        console.print("warning: " + line, style="yellow", highlight=False, markup=False)
+    for line in result.notes:
+        console.print(f"note: {line}", highlight=False, markup=False)
 
 
 @cli.command()
