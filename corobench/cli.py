@@ -431,12 +431,15 @@ for _scenario in SCENARIOS.values():
 @click.argument("session", default="latest")
 @click.option("--out", "out_dir", type=click.Path(path_type=Path), default=Path("report"), show_default=True,
               help="Folder for results.csv, report.md and the charts.")
+@click.option("--baseline", default=None,
+              help="A stored session to compare with (id, latest~N): report.md and report.html get the "
+                   "`corobench compare BASELINE SESSION` tables.")
 @click.pass_context
-def report(ctx: click.Context, session: str, out_dir: Path) -> None:
-    """Write results.csv, results.json, report.md and charts (PNG, SVG) for a stored session."""
+def report(ctx: click.Context, session: str, out_dir: Path, baseline: str | None) -> None:
+    """Write results.csv, results.json, report.md, report.html and charts (PNG, SVG) for a stored session."""
     from corobench.report import write_report
 
-    written = write_report(ctx.obj["results"] / DB_NAME, session, out_dir)
+    written = write_report(ctx.obj["results"] / DB_NAME, session, out_dir, baseline)
     for path in written:
         click.echo(str(path))
 
@@ -505,10 +508,7 @@ def print_comparison(result) -> None:
                           Text(cmp.change_text(ln)), Text(cmp.p_text(ln)),
                           Text(verdict, style=styles.get(verdict, "red" if "FAILED" in verdict else "")))
         console.print(table)
-    reasons = dict.fromkeys(f"{c.status.upper()} in {side}: {c.program} {cmp.cell_label(c)}: {c.reason}"
-                            for ln in result.lines for side, c in (("A", ln.a_cell), ("B", ln.b_cell))
-                            if c.status != "ok")
-    for reason in reasons:
+    for reason in cmp.failure_notes(result):
         console.print("  " + clean_text(reason, 300), highlight=False, markup=False)
     for name, cells in (("A", result.only_a), ("B", result.only_b)):
         if cells:

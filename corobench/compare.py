@@ -25,7 +25,7 @@ from corobench.stats import Comparison, Summary, compare
 from corobench.store import Store, params_key
 
 ALPHA = 0.05
-TEST = "Mann-Whitney U, two-sided, 5 %"
+TEST = "Mann-Whitney U test (two-sided, 5 %)"
 LATEST_BACK = re.compile(r"latest~([0-9]{1,6})")
 
 
@@ -264,6 +264,19 @@ def one_side_text(cell: Cell) -> str:
     return f"{cell.scenario} {cell.program} {cell_label(cell)}: {figure}"
 
 
+def failure_notes(result: Result) -> list[str]:
+    """Why cells carry no figure: one line per program and reason, with the sides and the cell count."""
+    groups: dict[tuple, tuple[set, set]] = {}
+    for ln in result.lines:
+        for side, c in (("A", ln.a_cell), ("B", ln.b_cell)):
+            if c.status != "ok":
+                sides, keys = groups.setdefault((c.program, c.status, c.reason), (set(), set()))
+                sides.add(side)
+                keys.add(cell_key(c))
+    return [f"{program}: {status.upper()} in {' and '.join(sorted(sides))}, {len(keys)} cell(s): {reason}"
+            for (program, status, reason), (sides, keys) in groups.items()]
+
+
 def summary_line(result: Result) -> str:
     """Geometric mean of B/A per scenario and metric, and how many cells changed significantly."""
     parts = []
@@ -292,7 +305,7 @@ def session_text(info: dict) -> str:
 
 def to_markdown(result: Result, heading: str = "###") -> str:
     out = [f"A = {session_text(result.a)}, B = {session_text(result.b)}. Change is B against A; "
-           f"significance by a {TEST} test, `~` when not significant. FAILED cells carry no figure.\n",
+           f"significance: {TEST}, `~` when not significant. FAILED cells carry no figure.\n",
            f"**{summary_line(result)}**\n"]
     out += [f"- warning: {w}" for w in result.warnings] + [f"- note: {n}" for n in result.notes]
     if result.warnings or result.notes:
@@ -306,6 +319,8 @@ def to_markdown(result: Result, heading: str = "###") -> str:
             out.append(f"| {ln.a_cell.program} | {cell_label(ln.a_cell)} | {side_text(ln.a_cell, metric)} | "
                        f"{side_text(ln.b_cell, metric)} | {change_text(ln)} | {p_text(ln)} | {verdict} |")
         out.append("")
+    if result.lines and failure_notes(result):
+        out += [f"- {note}" for note in failure_notes(result)] + [""]
     for name, cells in (("A", result.only_a), ("B", result.only_b)):
         if cells:
             out.append(f"Only in {name}:\n")
