@@ -67,9 +67,22 @@ def charts_view(paths: Sequence[Path], first_index: int) -> list[dict]:
 
 # --------------------------------------------------------------------------- tables
 
-def _cell(text: str, sort: object = None, cls: str = "", title: str = "") -> dict:
-    """One table cell: its text, the value it sorts by ("" sorts last), a class, a tooltip."""
-    return {"text": text, "sort": "" if sort is None else sort, "cls": cls, "title": title}
+AS_TEXT = object()
+
+
+def _cell(text: str, sort: object = AS_TEXT, cls: str = "", title: str = "") -> dict:
+    """One table cell: its text, the value it sorts by (its text by default; None: no value, which
+    sorts last), a class, a tooltip."""
+    sort = text if sort is AS_TEXT else "" if sort is None else sort
+    return {"text": text, "sort": sort, "cls": cls, "title": title}
+
+
+NOTE_CHARS = 160  # a table cell shows this much of a note; the whole note is its tooltip
+
+
+def _note(text: str, cls: str) -> dict:
+    short = text if len(text) <= NOTE_CHARS else text[:NOTE_CHARS - 1].rstrip() + "…"
+    return _cell(short, text, cls, text if short != text else "")
 
 
 def _num(value: float | None) -> str | None:
@@ -95,17 +108,17 @@ def results_tables(cells: list[Cell]) -> list[dict]:
             if cell.status != "ok" or cell.headline() is None:
                 row = [_cell(cell.program), _cell(cell.status.upper(), None, "fail num"), _cell("", None)]
                 row += [_cell("—", None, "num") for _ in metrics[1:]]
-                row += [runs, _cell(plain(status_text(cell)), None, "notes fail")]
+                row += [runs, _note(plain(status_text(cell)), "notes fail")]
             else:
                 s = cell.headline()
                 ratio = 1.0 if test is None else test.ratio
                 row = [_cell(cell.program), _cell(with_spread(s), _num(s.median), "num"),
-                       _cell("best" if test is None else test.describe(), _num(ratio), "num")]
+                       _cell("best" if test is None else test.describe(), _num(ratio), "num wrap")]
                 for m in metrics[1:]:
                     ms = cell.summaries.get(m.key)
                     row.append(_cell(number(ms.median), _num(ms.median), "num", with_spread(ms))
                                if ms else _cell("—", None, "num"))
-                row += [runs, _cell(plain("; ".join(cell.warnings)), None, "notes warn" if cell.warnings else "notes")]
+                row += [runs, _note(plain("; ".join(cell.warnings)), "notes warn" if cell.warnings else "notes")]
             rows.append(row)
         tables.append({"label": label, "columns": columns, "rows": rows})
     return tables
@@ -127,7 +140,7 @@ def comparison_view(result: cmp.Result) -> dict:
                 text = cmp.side_text(cell, metric)
                 sides.append(_cell(text, _num(s.median) if s else None, "num" + (" fail" if cell.status != "ok" else "")))
             p = ln.test.p_value if ln.test is not None else None
-            rows.append([_cell(ln.a_cell.program), _cell(cmp.cell_label(ln.a_cell), None, "params"), *sides,
+            rows.append([_cell(ln.a_cell.program), _cell(cmp.cell_label(ln.a_cell), cls="params"), *sides,
                          _cell(cmp.change_text(ln), _num(ln.change), "num"), _cell(cmp.p_text(ln), _num(p), "num"),
                          _cell(ln.verdict, ln.verdict, verdict_class.get(ln.verdict, "fail"))])
         tables.append({"label": f"{scenario}: {cmp.metric_title(metric)}", "columns": columns, "rows": rows})
