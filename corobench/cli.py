@@ -509,17 +509,17 @@ def print_comparison(result) -> None:
                           Text(verdict, style=styles.get(verdict, "red" if "FAILED" in verdict else "")))
         console.print(table)
     for reason in cmp.failure_notes(result):
-        console.print("  " + clean_text(reason, 300), highlight=False, markup=False)
+        console.print("  " + clean_text(reason, 300), highlight=False, markup=False, soft_wrap=True)
     for name, cells in (("A", result.only_a), ("B", result.only_b)):
         if cells:
-            console.print(f"only in {name}:", highlight=False)
+            console.print(f"only in {name}:", highlight=False, soft_wrap=True)
             for cell in cells:
-                console.print("  " + cmp.one_side_text(cell), highlight=False, markup=False)
-    console.print(cmp.summary_line(result), highlight=False, markup=False)
+                console.print("  " + cmp.one_side_text(cell), highlight=False, markup=False, soft_wrap=True)
+    console.print(cmp.summary_line(result), highlight=False, markup=False, soft_wrap=True)
     for line in result.warnings:
-        console.print("warning: " + line, style="yellow", highlight=False, markup=False)
+        console.print("warning: " + line, style="yellow", highlight=False, markup=False, soft_wrap=True)
     for line in result.notes:
-        console.print(f"note: {line}", highlight=False, markup=False)
+        console.print(f"note: {line}", highlight=False, markup=False, soft_wrap=True)
 
 
 @cli.command()

@@ -25,7 +25,7 @@ from corobench.stats import Comparison, Summary, compare
 from corobench.store import Store, params_key
 
 ALPHA = 0.05
-TEST = "Mann-Whitney U test (two-sided, 5 %)"
+TEST = "two-sided Mann-Whitney U test at 5 %"
 LATEST_BACK = re.compile(r"latest~([0-9]{1,6})")
 
 
@@ -289,7 +289,7 @@ def summary_line(result: Result) -> str:
     text = "geometric mean of B/A: " + (", ".join(parts) if parts else "none (no cell with figures on both sides)")
     per_cell = len({(t.scenario) for t in result.totals}) == len(result.totals)  # one metric a scenario
     what = "compared cell(s)" if per_cell else "comparisons (cell and metric)"
-    text += (f"; {changed} of {compared} {what} changed significantly ({TEST}): {better} better, "
+    text += (f"; {changed} of {compared} {what} changed significantly by a {TEST}: {better} better, "
              f"{worse} worse")
     if not_compared:
         text += f"; {not_compared} not compared (FAILED, skipped or without a value)"
@@ -305,7 +305,7 @@ def session_text(info: dict) -> str:
 
 def to_markdown(result: Result, heading: str = "###") -> str:
     out = [f"A = {session_text(result.a)}, B = {session_text(result.b)}. Change is B against A; "
-           f"significance: {TEST}, `~` when not significant. FAILED cells carry no figure.\n",
+           f"significance: a {TEST}, `~` when not significant. FAILED cells carry no figure.\n",
            f"**{summary_line(result)}**\n"]
     out += [f"- warning: {w}" for w in result.warnings] + [f"- note: {n}" for n in result.notes]
     if result.warnings or result.notes:
