@@ -492,18 +492,22 @@ def print_comparison(result) -> None:
     console.print(f"A = {cmp.session_text(result.a)}\nB = {cmp.session_text(result.b)}", highlight=False,
                   markup=False)
     styles = {"better": "green", "worse": "red"}
-    for scenario, metric, lines in result.groups():
-        table = Table(title=f"{scenario}: {cmp.metric_title(metric)}", title_justify="left")
-        for col in ("program", "parameters"):
-            table.add_column(col)
+    for group in result.groups():
+        metric = group.metric
+        console.print(group.title, highlight=False, markup=False, soft_wrap=True)  # one line, however long
+        table = Table()
+        table.add_column("program", no_wrap=True)
+        if group.varying:
+            table.add_column("parameters")
         for col in ("A median [CI]", "B median [CI]", "change", "p"):
-            table.add_column(col, justify="right")
-        table.add_column("B vs A")
-        for ln in lines:
+            table.add_column(col, justify="right", no_wrap=True)
+        table.add_column("B vs A", no_wrap=True)
+        for ln in group.lines:
             verdict = ln.verdict
             sides = [cmp.side_text(c, metric) for c in (ln.a_cell, ln.b_cell)]
+            label = [Text(group.label(ln.a_cell))] if group.varying else []
             # Text, not markup: names and brackets print as they are
-            table.add_row(Text(ln.a_cell.program), Text(cmp.cell_label(ln.a_cell)),
+            table.add_row(Text(ln.a_cell.program), *label,
                           *[Text(t, style="red" if t == "FAILED" else "") for t in sides],
                           Text(cmp.change_text(ln)), Text(cmp.p_text(ln)),
                           Text(verdict, style=styles.get(verdict, "red" if "FAILED" in verdict else "")))

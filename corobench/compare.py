@@ -104,6 +104,36 @@ class Line:
         return "better" if lower == (self.metric.better == "lower") else "worse"
 
 
+def settings(cell: Cell) -> dict:
+    """A cell's parameters, and --threads where given."""
+    return {**cell.params, **({"threads": cell.threads} if cell.threads is not None else {})}
+
+
+@dataclass
+class Group:
+    """The lines of one scenario and metric. The parameters all of them share go in the title, so
+    that a row names only what tells it apart (e.g. workers=1000)."""
+
+    scenario: str
+    metric: Metric
+    lines: list[Line]
+
+    @property
+    def varying(self) -> list[str]:
+        keys = dict.fromkeys(k for ln in self.lines for k in settings(ln.a_cell))
+        return [k for k in keys if len({repr(settings(ln.a_cell).get(k)) for ln in self.lines}) > 1]
+
+    @property
+    def title(self) -> str:
+        first = settings(self.lines[0].a_cell)
+        common = " ".join(f"{k}={v}" for k, v in first.items() if k not in self.varying)
+        return f"{self.scenario}: {metric_title(self.metric)}" + (f", at {common}" if common else "")
+
+    def label(self, cell: Cell) -> str:
+        values = settings(cell)
+        return " ".join(f"{k}={values.get(k, '—')}" for k in self.varying)
+
+
 @dataclass(frozen=True)
 class Total:
     """Per scenario and metric: the geometric mean of the B/A ratios and the significant changes."""
@@ -128,12 +158,12 @@ class Result:
     warnings: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
-    def groups(self) -> list[tuple[str, Metric, list[Line]]]:
+    def groups(self) -> list[Group]:
         """Lines by scenario and metric, in report order."""
-        out: dict[tuple[str, str], tuple[str, Metric, list[Line]]] = {}
+        out: dict[tuple[str, str], Group] = {}
         for line in self.lines:
             out.setdefault((line.a_cell.scenario, line.metric.key),
-                           (line.a_cell.scenario, line.metric, []))[2].append(line)
+                           Group(line.a_cell.scenario, line.metric, [])).lines.append(line)
         return list(out.values())
 
     def changed(self) -> tuple[int, int, int]:
@@ -310,14 +340,18 @@ def to_markdown(result: Result, heading: str = "###") -> str:
     out += [f"- warning: {w}" for w in result.warnings] + [f"- note: {n}" for n in result.notes]
     if result.warnings or result.notes:
         out.append("")
-    for scenario, metric, lines in result.groups():
-        out.append(f"{heading} {scenario}: {metric_title(metric)}\n")
-        out.append("| program | parameters | A median [CI] | B median [CI] | change | p | B vs A |")
-        out.append("|---|---|---|---|---|---|---|")
-        for ln in lines:
+    for group in result.groups():
+        metric = group.metric
+        out.append(f"{heading} {group.title}\n")
+        params = ["parameters"] if group.varying else []
+        columns = ["program", *params, "A median [CI]", "B median [CI]", "change", "p", "B vs A"]
+        out += ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+        for ln in group.lines:
             verdict = f"**{ln.verdict}**" if ln.verdict in ("better", "worse") or "FAILED" in ln.verdict else ln.verdict
-            out.append(f"| {ln.a_cell.program} | {cell_label(ln.a_cell)} | {side_text(ln.a_cell, metric)} | "
-                       f"{side_text(ln.b_cell, metric)} | {change_text(ln)} | {p_text(ln)} | {verdict} |")
+            label = [group.label(ln.a_cell)] if group.varying else []
+            row = [ln.a_cell.program, *label, side_text(ln.a_cell, metric), side_text(ln.b_cell, metric),
+                   change_text(ln), p_text(ln), verdict]
+            out.append("| " + " | ".join(row) + " |")
         out.append("")
     if result.lines and failure_notes(result):
         out += [f"- {note}" for note in failure_notes(result)] + [""]
@@ -402,5 +436,5 @@ def to_json(result: Result) -> str:
     return json.dumps(doc, indent=2)
 
 
-__all__ = ["Line", "Result", "Total", "compare_cells", "load_session", "resolve_session", "significance_possible",
+__all__ = ["Group", "Line", "Result", "Total", "compare_cells", "load_session", "resolve_session", "significance_possible",
            "to_csv", "to_json", "to_markdown"]

@@ -128,22 +128,25 @@ def comparison_view(result: cmp.Result) -> dict:
     """The `compare` tables, one per scenario and metric."""
     verdict_class = {"better": "better", "worse": "worse", "~": "same"}
     tables = []
-    for scenario, metric, lines in result.groups():
-        columns = [{"label": "program", "type": "text"}, {"label": "parameters", "type": "text"},
-                   {"label": "A median [CI]", "type": "number"}, {"label": "B median [CI]", "type": "number"},
-                   {"label": "change", "type": "number"}, {"label": "p", "type": "number"},
-                   {"label": "B vs A", "type": "text"}]
+    for group in result.groups():
+        metric = group.metric
+        columns = [{"label": "program", "type": "text"}]
+        columns += [{"label": "parameters", "type": "text"}] if group.varying else []
+        columns += [{"label": "A median [CI]", "type": "number"}, {"label": "B median [CI]", "type": "number"},
+                    {"label": "change", "type": "number"}, {"label": "p", "type": "number"},
+                    {"label": "B vs A", "type": "text"}]
         rows = []
-        for ln in lines:
+        for ln in group.lines:
             sides = []
             for cell, s in ((ln.a_cell, ln.a), (ln.b_cell, ln.b)):
                 text = cmp.side_text(cell, metric)
                 sides.append(_cell(text, _num(s.median) if s else None, "num" + (" fail" if cell.status != "ok" else "")))
             p = ln.test.p_value if ln.test is not None else None
-            rows.append([_cell(ln.a_cell.program), _cell(cmp.cell_label(ln.a_cell), cls="params"), *sides,
+            label = [_cell(group.label(ln.a_cell), cls="params")] if group.varying else []
+            rows.append([_cell(ln.a_cell.program), *label, *sides,
                          _cell(cmp.change_text(ln), _num(ln.change), "num"), _cell(cmp.p_text(ln), _num(p), "num"),
                          _cell(ln.verdict, ln.verdict, verdict_class.get(ln.verdict, "fail"))])
-        tables.append({"label": f"{scenario}: {cmp.metric_title(metric)}", "columns": columns, "rows": rows})
+        tables.append({"label": group.title, "columns": columns, "rows": rows})
     return {
         "a": cmp.session_text(result.a), "b": cmp.session_text(result.b), "test": cmp.TEST,
         "summary": cmp.summary_line(result), "warnings": result.warnings, "notes": result.notes,
