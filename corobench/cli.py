@@ -499,9 +499,10 @@ def print_comparison(result) -> None:
         table.add_column("program", no_wrap=True)
         if group.varying:
             table.add_column("parameters")
-        for col in ("A median [CI]", "B median [CI]", "change", "p"):
-            table.add_column(col, justify="right", no_wrap=True)
-        table.add_column("B vs A", no_wrap=True)
+        for col in ("A median [CI]", "B median [CI]", "change"):
+            table.add_column(col, justify="right", no_wrap=True)  # a figure is never cut
+        table.add_column("p", justify="right")
+        table.add_column("B vs A")
         for ln in group.lines:
             verdict = ln.verdict
             sides = [cmp.side_text(c, metric) for c in (ln.a_cell, ln.b_cell)]

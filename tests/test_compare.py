@@ -110,7 +110,7 @@ def test_no_change_is_not_significant(sessions):
     assert doc["summary"]["changed"] == 0 and doc["summary"]["geomean_ratio"][0]["geomean"] == pytest.approx(1.0)
     assert doc["warnings"] == [] and doc["only_a"] == [] and doc["only_b"] == []
     table = corobench("compare", "1", "3", results=sessions).stdout
-    assert any("fake-good" in r and "~" in r and "p=1.000 n=4+4" in r for r in table.splitlines())
+    assert any("fake-good" in r and "~" in r and "p=1.000" in r for r in table.splitlines())
     assert "0 of 4 compared cell(s) changed significantly" in " ".join(table.split())
 
 
@@ -121,7 +121,7 @@ def test_too_few_runs_are_warned_about(sessions):
     [warning] = doc["warnings"]
     assert "too few runs" in warning and "4 and 2 runs" in warning
     table = corobench("compare", "1", "4", results=sessions).stdout
-    assert "warning:" in table and "too few runs n=4+2" in table
+    assert "warning:" in table and "too few" in table
 
 
 def test_other_metrics_and_formats(sessions):
