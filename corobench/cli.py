@@ -14,6 +14,7 @@ from click.core import ParameterSource
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
+from rich.text import Text
 
 from corobench import build as builder
 from corobench import validate
@@ -434,12 +435,15 @@ for _scenario in SCENARIOS.values():
 @click.argument("session", default="latest")
 @click.option("--out", "out_dir", type=click.Path(path_type=Path), default=Path("report"), show_default=True,
               help="Folder for results.csv, report.md and the charts.")
+@click.option("--baseline", default=None,
+              help="A stored session to compare with (id, latest~N): report.md and report.html get the "
+                   "`corobench compare BASELINE SESSION` tables.")
 @click.pass_context
-def report(ctx: click.Context, session: str, out_dir: Path) -> None:
-    """Write results.csv, results.json, report.md and charts (PNG, SVG) for a stored session."""
+def report(ctx: click.Context, session: str, out_dir: Path, baseline: str | None) -> None:
+    """Write results.csv, results.json, report.md, report.html and charts (PNG, SVG) for a stored session."""
     from corobench.report import write_report
 
-    written = write_report(ctx.obj["results"] / DB_NAME, session, out_dir)
+    written = write_report(ctx.obj["results"] / DB_NAME, session, out_dir, baseline)
     for path in written:
         click.echo(str(path))
 
@@ -515,6 +519,89 @@ def show(ctx: click.Context, what: str, which: str | None) -> None:
             raise UsageError(f"show takes a run id (a number) or 'session N', not '{' '.join(filter(None, [what, which]))}'")
         row = store.run(int(what))
         click.echo(run_text(row))
+
+
+@cli.command("compare")
+@click.argument("a")
+@click.argument("b")
+@click.option("--metric", "metrics", multiple=True,
+              help="Metric key(s) to compare, e.g. rss_mib or cpu_s; repeat or comma-separate "
+                   "[default: each scenario's headline].")
+@click.option("--format", "fmt", type=click.Choice(("table", "md", "csv", "json")), default="table",
+              show_default=True, help="How to print the comparison.")
+@click.pass_context
+def compare_cmd(ctx: click.Context, a: str, b: str, metrics: tuple[str, ...], fmt: str) -> None:
+    """Compare two stored sessions cell by cell, B against A (ids, `latest` or `latest~N`).
+
+    Per cell both medians with their CIs, the change and a Mann-Whitney U test at 5 % (`~`: not
+    significant); cells of one session only are listed; FAILED cells carry no figure.
+    """
+    from corobench import compare as cmp
+
+    db = ctx.obj["results"] / DB_NAME
+    if not db.exists():
+        raise UsageError(f"no results database at {db} (run a benchmark first)")
+    keys = [k for item in metrics for k in validate.comma_list(item)]
+    store = Store(db)
+    try:
+        a_info, a_cells = cmp.load_session(store, a)
+        b_info, b_cells = cmp.load_session(store, b)
+    finally:
+        store.close()
+    result = cmp.compare_cells(a_cells, b_cells, keys, a_info, b_info)
+    if fmt == "md":
+        click.echo(cmp.to_markdown(result))
+    elif fmt == "json":
+        click.echo(cmp.to_json(result))
+    elif fmt == "csv":
+        click.echo(cmp.to_csv(result), nl=False)
+        for line in result.warnings + result.notes:
+            err.print(f"corobench: {line}", highlight=False, markup=False)
+    else:
+        print_comparison(result)
+
+
+def print_comparison(result) -> None:
+    """The comparison as terminal tables: one per scenario and metric."""
+    from corobench import compare as cmp
+
+    console = out_console()
+    console.print(f"A = {cmp.session_text(result.a)}\nB = {cmp.session_text(result.b)}", highlight=False,
+                  markup=False)
+    styles = {"better": "green", "worse": "red"}
+    for group in result.groups():
+        metric = group.metric
+        console.print(group.title, highlight=False, markup=False, soft_wrap=True)  # one line, however long
+        table = Table()
+        table.add_column("program", no_wrap=True)
+        if group.varying:
+            table.add_column("parameters")
+        for col in ("A median [CI]", "B median [CI]", "change"):
+            table.add_column(col, justify="right", no_wrap=True)  # a figure is never cut
+        table.add_column("p", justify="right")
+        table.add_column("B vs A")
+        for ln in group.lines:
+            verdict = ln.verdict
+            sides = [cmp.side_text(c, metric) for c in (ln.a_cell, ln.b_cell)]
+            label = [Text(group.label(ln.a_cell))] if group.varying else []
+            # Text, not markup: names and brackets print as they are
+            table.add_row(Text(ln.a_cell.program), *label,
+                          *[Text(t, style="red" if t == "FAILED" else "") for t in sides],
+                          Text(cmp.change_text(ln)), Text(cmp.p_text(ln)),
+                          Text(verdict, style=styles.get(verdict, "red" if "FAILED" in verdict else "")))
+        console.print(table)
+    for reason in cmp.failure_notes(result):
+        console.print("  " + clean_text(reason, 300), highlight=False, markup=False, soft_wrap=True)
+    for name, cells in (("A", result.only_a), ("B", result.only_b)):
+        if cells:
+            console.print(f"only in {name}:", highlight=False, soft_wrap=True)
+            for cell in cells:
+                console.print("  " + cmp.one_side_text(cell), highlight=False, markup=False, soft_wrap=True)
+    console.print(cmp.summary_line(result), highlight=False, markup=False, soft_wrap=True)
+    for line in result.warnings:
+        console.print("warning: " + line, style="yellow", highlight=False, markup=False, soft_wrap=True)
+    for line in result.notes:
+        console.print(f"note: {line}", highlight=False, markup=False, soft_wrap=True)
 
 
 @cli.command()

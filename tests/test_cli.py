@@ -112,7 +112,7 @@ def test_report_draws_charts_and_tables_from_a_stored_session(results, tmp_path)
         assert (out / name).stat().st_size > 0, name
     md = (out / "report.md").read_text()
     assert "fake-crash" in md and "FAILED" in md and "killed by signal 6" in md
-    assert "| fake-good | 10.0k [10.0k–10.0k] | best |" in md  # 2 workers x 5 events in the fake's 1 ms
+    assert "| fake-good | 10k [10k–10k] | best |" in md  # 2 workers x 5 events in the fake's 1 ms
     assert "- CPU:" in md and "## Machine and session" in md
     out2 = tmp_path / "report2"
     assert corobench("report", "latest", "--out", str(out2), results=results, impls=FAKES).returncode == 0

@@ -1,10 +1,12 @@
-"""`corobench report`: results.csv, results.json, report.md and charts for one stored session."""
+"""`corobench report`: results.csv, results.json, report.md, report.html and charts for one stored
+session; with a baseline session, both reports open with `corobench compare BASELINE SESSION`."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
+from corobench import compare
 from corobench.errors import UsageError
 from corobench.files import write_text
 from corobench.paths import writable_dir
@@ -49,18 +51,23 @@ def _machine_section(meta: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write_report(db_path: Path, which: str, out_dir: Path) -> list[Path]:
+def write_report(db_path: Path, which: str, out_dir: Path, baseline: str | None = None) -> list[Path]:
     if not db_path.exists():
         raise UsageError(f"no results database at {db_path} (run a benchmark first)")
     store = Store(db_path)
     try:
-        session = store.session(which)
+        session = compare.resolve_session(store, which)
         rows = store.runs(session["id"])
+        base = compare.load_session(store, baseline) if baseline is not None else None
     finally:
         store.close()
     writable_dir(out_dir, "report folder")
     meta = session_meta(session)
     cells = build_cells(rows)
+    comparison = None
+    if base is not None:
+        this = {k: meta[k] for k in ("session", "started_at", "status", "command", "git_commit")}
+        comparison = compare.compare_cells(base[1], cells, (), base[0], this)
     written: list[Path] = []
 
     def write(name: str, text: str) -> None:
@@ -79,10 +86,15 @@ def write_report(db_path: Path, which: str, out_dir: Path) -> list[Path]:
 
     md = [f"# corobench report — session {meta['session']}\n", LEGEND + " Error bars in the charts span "
           "min–max of the runs.\n"]
+    if comparison is not None:
+        md.append(f"## Comparison with session {comparison.a['session']} (baseline)\n")
+        md.append(compare.to_markdown(comparison))
     verify_failures = [r for r in rows if r["rep"] == 0 and r["status"] == "failed"]
+    charts: dict[str, list[Path]] = {}
     for scenario, group in scenarios.items():
         md.append(f"## {scenario}\n")
-        for chart in get_scenario(scenario).charts(group, out_dir):
+        charts[scenario] = get_scenario(scenario).charts(group, out_dir)
+        for chart in charts[scenario]:
             written.append(chart)
             if chart.suffix == ".png":
                 md.append(f"![{chart.stem}]({chart.name})\n")
@@ -94,6 +106,10 @@ def write_report(db_path: Path, which: str, out_dir: Path) -> list[Path]:
         md.append("")
     md.append(_machine_section(meta))
     write("report.md", "\n".join(md))
+
+    from corobench.report import html  # Jinja2 loads only when a report is written
+
+    write("report.html", html.render(meta, cells, rows, charts, LEGEND, comparison))
     return written
 
 

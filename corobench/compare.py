@@ -1,0 +1,441 @@
+"""`corobench compare A B`: the same cells of two stored sessions, B against A.
+
+A cell is one program at one parameter set and --threads (results.py). For every cell in both
+sessions and every chosen metric: each side's median with its CI, the change of B against A, and
+whether a two-sided Mann-Whitney U test (stats.compare) finds the difference significant at 5 %;
+when it does not the verdict is `~`, as benchstat marks it. A FAILED or skipped side carries no
+figure. Pure functions over cells (plus the one that loads a session); the CLI prints the result,
+`report --baseline` embeds it.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+import re
+from dataclasses import dataclass, field
+
+from corobench.errors import UsageError
+from corobench.export.format import with_spread
+from corobench.results import Cell, build_cells
+from corobench.scenarios import Metric, get_scenario
+from corobench.stats import Comparison, Summary, compare
+from corobench.store import Store, params_key
+
+ALPHA = 0.05
+TEST = "two-sided Mann-Whitney U test at 5 %"
+LATEST_BACK = re.compile(r"latest~([0-9]{1,6})")
+
+
+# --------------------------------------------------------------------------- loading
+
+def resolve_session(store: Store, which: str):
+    """A session row by id, `latest`, or `latest~N` (N sessions before the latest)."""
+    back = LATEST_BACK.fullmatch(which)
+    if back is None:
+        return store.session(which)
+    rows = store.sessions()
+    n = int(back.group(1))
+    if n >= len(rows):
+        raise UsageError(f"no session {which}: {len(rows)} session(s) stored in {store.path}")
+    return rows[-1 - n]
+
+
+def load_session(store: Store, which: str) -> tuple[dict, list[Cell]]:
+    """(a short description of the session, its cells)."""
+    session = resolve_session(store, which)
+    info = {"session": session["id"], "started_at": session["started_at"], "status": session["status"],
+            "command": session["command"], "git_commit": session["git_commit"]}
+    return info, build_cells(store.runs(session["id"]))
+
+
+# --------------------------------------------------------------------------- the comparison
+
+@dataclass(frozen=True)
+class Line:
+    """One cell present in both sessions, compared on one metric."""
+
+    a_cell: Cell
+    b_cell: Cell
+    metric: Metric
+    test: Comparison | None  # None when a side has no figure (FAILED, skipped, no value)
+
+    @property
+    def a(self) -> Summary | None:
+        return side_summary(self.a_cell, self.metric)
+
+    @property
+    def b(self) -> Summary | None:
+        return side_summary(self.b_cell, self.metric)
+
+    @property
+    def ratio(self) -> float | None:
+        """median(B) / median(A)."""
+        return self.test.ratio if self.test is not None else None
+
+    @property
+    def change(self) -> float | None:
+        """B against A as a fraction (+0.10: B's median is 10 % larger)."""
+        r = self.ratio
+        return r - 1 if r is not None and math.isfinite(r) else None
+
+    @property
+    def significant(self) -> bool:
+        return self.test is not None and self.test.significant
+
+    @property
+    def verdict(self) -> str:
+        """better / worse (B against A, in the metric's direction), ~ (not significant), or why no test."""
+        bad = [(side, cell.status.upper()) for side, cell in (("A", self.a_cell), ("B", self.b_cell))
+               if cell.status != "ok"]
+        if len(bad) == 2 and bad[0][1] == bad[1][1]:
+            return f"{bad[0][1]} in both"
+        if bad:
+            return " and ".join(f"{status} in {side}" for side, status in bad)
+        if self.test is None:
+            return "no value"
+        if not self.test.significant:
+            return "~"
+        if self.test.ratio == 1:
+            return "differs"  # distributions differ, medians equal: neither better nor worse
+        lower = self.test.ratio < 1
+        return "better" if lower == (self.metric.better == "lower") else "worse"
+
+
+def settings(cell: Cell) -> dict:
+    """A cell's parameters, and --threads where given."""
+    return {**cell.params, **({"threads": cell.threads} if cell.threads is not None else {})}
+
+
+@dataclass
+class Group:
+    """The lines of one scenario and metric. The parameters all of them share go in the title, so
+    that a row names only what tells it apart (e.g. workers=1000)."""
+
+    scenario: str
+    metric: Metric
+    lines: list[Line]
+
+    @property
+    def varying(self) -> list[str]:
+        keys = dict.fromkeys(k for ln in self.lines for k in settings(ln.a_cell))
+        return [k for k in keys if len({repr(settings(ln.a_cell).get(k)) for ln in self.lines}) > 1]
+
+    @property
+    def title(self) -> str:
+        first = settings(self.lines[0].a_cell)
+        common = " ".join(f"{k}={v}" for k, v in first.items() if k not in self.varying)
+        return f"{self.scenario}: {metric_title(self.metric)}" + (f", at {common}" if common else "")
+
+    def label(self, cell: Cell) -> str:
+        values = settings(cell)
+        return " ".join(f"{k}={values.get(k, '—')}" for k in self.varying)
+
+
+@dataclass(frozen=True)
+class Total:
+    """Per scenario and metric: the geometric mean of the B/A ratios and the significant changes."""
+
+    scenario: str
+    metric: Metric
+    geomean: float | None
+    compared: int  # cells with a figure on both sides
+    better: int
+    worse: int
+    not_compared: int  # FAILED, skipped or without a value on a side
+
+
+@dataclass
+class Result:
+    a: dict
+    b: dict
+    lines: list[Line] = field(default_factory=list)
+    only_a: list[Cell] = field(default_factory=list)
+    only_b: list[Cell] = field(default_factory=list)
+    totals: list[Total] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def groups(self) -> list[Group]:
+        """Lines by scenario and metric, in report order."""
+        out: dict[tuple[str, str], Group] = {}
+        for line in self.lines:
+            out.setdefault((line.a_cell.scenario, line.metric.key),
+                           Group(line.a_cell.scenario, line.metric, [])).lines.append(line)
+        return list(out.values())
+
+    def changed(self) -> tuple[int, int, int]:
+        """(significantly changed, of compared cells, FAILED or without figure)."""
+        return (sum(t.better + t.worse for t in self.totals), sum(t.compared for t in self.totals),
+                sum(t.not_compared for t in self.totals))
+
+
+def cell_key(cell: Cell) -> tuple:
+    return (cell.scenario, cell.program, params_key(cell.params), cell.threads)
+
+
+def side_summary(cell: Cell, metric: Metric) -> Summary | None:
+    return cell.summaries.get(metric.key) if cell.status == "ok" else None
+
+
+def significance_possible(n_a: int, n_b: int, alpha: float = ALPHA) -> bool:
+    """Can the test reach alpha at all? The smallest exact two-sided p is 2 / C(n_a + n_b, n_a)
+    (all of one side below all of the other): 0.10 for 3 + 3 runs, 0.029 for 4 + 4."""
+    if n_a < 3 or n_b < 3:  # stats.compare does not test below 3 values a side
+        return False
+    return 2 / math.comb(n_a + n_b, n_a) < alpha
+
+
+def chosen_metrics(scenarios: list[str], keys: list[str]) -> tuple[dict[str, list[Metric]], list[str]]:
+    """{scenario: metrics to compare} and notes; a key no compared scenario has is bad input."""
+    if not keys:
+        return {s: [get_scenario(s).metrics[0]] for s in scenarios}, []
+    out: dict[str, list[Metric]] = {s: [] for s in scenarios}
+    notes = []
+    for key in keys:
+        having = [s for s in scenarios if any(m.key == key for m in get_scenario(s).metrics)]
+        if not having:
+            known = "; ".join(f"{s}: {', '.join(m.key for m in get_scenario(s).metrics)}" for s in scenarios)
+            raise UsageError(f"unknown metric '{key[:40]}' (metrics of the compared scenarios: {known or 'none'})")
+        for s in scenarios:
+            if s in having:
+                out[s] += [m for m in get_scenario(s).metrics if m.key == key and m not in out[s]]
+            else:
+                notes.append(f"{s} has no metric {key}: not compared on it")
+    return {s: ms for s, ms in out.items() if ms}, notes
+
+
+def _order(cell: Cell) -> tuple:
+    s = get_scenario(cell.scenario)
+    return (s.report_order, s.name, s.sort_key(cell.params), cell.threads or 0, cell.program)
+
+
+def geomean(ratios: list[float]) -> float | None:
+    usable = [r for r in ratios if r > 0 and math.isfinite(r)]
+    return math.exp(sum(math.log(r) for r in usable) / len(usable)) if usable else None
+
+
+def compare_cells(a_cells: list[Cell], b_cells: list[Cell], metric_keys: list[str] | tuple = (),
+                  a_info: dict | None = None, b_info: dict | None = None) -> Result:
+    """B against A over the cells both have; the rest listed as one-sided."""
+    a_by = {cell_key(c): c for c in a_cells}
+    b_by = {cell_key(c): c for c in b_cells}
+    both = sorted((k for k in a_by if k in b_by), key=lambda k: _order(b_by[k]))
+    result = Result(a=a_info or {}, b=b_info or {})
+    result.only_a = sorted((c for k, c in a_by.items() if k not in b_by), key=_order)
+    result.only_b = sorted((c for k, c in b_by.items() if k not in a_by), key=_order)
+    scenarios = sorted({k[0] for k in both}, key=lambda s: (get_scenario(s).report_order, s))
+    metrics, result.notes = chosen_metrics(scenarios, list(metric_keys))
+    too_few: list[tuple[int, int]] = []
+    for scenario in scenarios:
+        for metric in metrics.get(scenario, []):
+            lines = []
+            for key in (k for k in both if k[0] == scenario):
+                a_cell, b_cell = a_by[key], b_by[key]
+                sa, sb = side_summary(a_cell, metric), side_summary(b_cell, metric)
+                test = None
+                if sa is not None and sb is not None:
+                    va, vb = a_cell.values[metric.key], b_cell.values[metric.key]
+                    test = compare(vb, va, ALPHA)  # its ratio is median(B) / median(A)
+                    if not significance_possible(len(va), len(vb)):
+                        too_few.append((len(va), len(vb)))
+                lines.append(Line(a_cell, b_cell, metric, test))
+            result.lines += lines
+            tested = [ln for ln in lines if ln.test is not None]
+            result.totals.append(Total(
+                scenario, metric, geomean([ln.test.ratio for ln in tested]), len(tested),
+                sum(1 for ln in tested if ln.verdict == "better"), sum(1 for ln in tested if ln.verdict == "worse"),
+                len(lines) - len(tested)))
+    if too_few:
+        fewest = min(too_few, key=lambda n: min(n))
+        result.warnings.append(
+            f"{len(too_few)} compared cell(s) have too few runs for any difference to be significant at 5 % "
+            f"(e.g. {fewest[0]} and {fewest[1]} runs; the test needs at least 4 runs a side, "
+            "better 5 or more: run with --reps 5)")
+    return result
+
+
+# --------------------------------------------------------------------------- text of one line
+
+def side_text(cell: Cell, metric: Metric) -> str:
+    """The median with its CI, or FAILED / SKIPPED: a failed cell never shows a number."""
+    if cell.status != "ok":
+        return cell.status.upper()
+    s = cell.summaries.get(metric.key)
+    return with_spread(s, metric.unit) if s is not None else "—"
+
+
+def change_text(line: Line) -> str:
+    c = line.change
+    return "—" if c is None else f"{c * 100:+.1f}%"
+
+
+def p_text(line: Line) -> str:
+    """p-value and the runs on each side, as benchstat shows them."""
+    if line.test is None:
+        return ""
+    n = f"n={len(line.a_cell.values[line.metric.key])}+{len(line.b_cell.values[line.metric.key])}"
+    return f"p={line.test.p_value:.3f} {n}" if line.test.p_value is not None else f"too few runs {n}"
+
+
+def metric_title(metric: Metric) -> str:
+    return f"{metric.label} ({metric.unit}, {metric.better} is better)"
+
+
+def cell_label(cell: Cell) -> str:
+    return cell.label_params() + (f" threads={cell.threads}" if cell.threads is not None else "")
+
+
+def one_side_text(cell: Cell) -> str:
+    head = cell.headline() if cell.status == "ok" else None
+    figure = f"{cell.metrics[0].key} {with_spread(head, cell.metrics[0].unit)}" if head is not None \
+        else cell.status.upper()
+    return f"{cell.scenario} {cell.program} {cell_label(cell)}: {figure}"
+
+
+def failure_notes(result: Result) -> list[str]:
+    """Why cells carry no figure: one line per program and reason, with the sides and the cell count."""
+    groups: dict[tuple, tuple[set, set]] = {}
+    for ln in result.lines:
+        for side, c in (("A", ln.a_cell), ("B", ln.b_cell)):
+            if c.status != "ok":
+                sides, keys = groups.setdefault((c.program, c.status, c.reason), (set(), set()))
+                sides.add(side)
+                keys.add(cell_key(c))
+    return [f"{program}: {status.upper()} in {' and '.join(sorted(sides))}, {len(keys)} cell(s): {reason}"
+            for (program, status, reason), (sides, keys) in groups.items()]
+
+
+def summary_line(result: Result) -> str:
+    """Geometric mean of B/A per scenario and metric, and how many cells changed significantly."""
+    parts = []
+    for t in result.totals:
+        if t.geomean is not None:
+            parts.append(f"{t.scenario} {t.metric.key} ×{t.geomean:.3f} ({t.metric.better} is better)")
+    changed, compared, not_compared = result.changed()
+    better = sum(t.better for t in result.totals)
+    worse = sum(t.worse for t in result.totals)
+    text = "geometric mean of B/A: " + (", ".join(parts) if parts else "none (no cell with figures on both sides)")
+    per_cell = len({(t.scenario) for t in result.totals}) == len(result.totals)  # one metric a scenario
+    what = "compared cell(s)" if per_cell else "comparisons (cell and metric)"
+    text += (f"; {changed} of {compared} {what} changed significantly by a {TEST}: {better} better, "
+             f"{worse} worse")
+    if not_compared:
+        text += f"; {not_compared} not compared (FAILED, skipped or without a value)"
+    return text
+
+
+def session_text(info: dict) -> str:
+    commit = (info.get("git_commit") or "unknown")[:12]
+    return f"session {info.get('session')} ({info.get('started_at')}, commit {commit}, {info.get('status')})"
+
+
+# --------------------------------------------------------------------------- whole documents
+
+def to_markdown(result: Result, heading: str = "###") -> str:
+    out = [f"A = {session_text(result.a)}, B = {session_text(result.b)}. Change is B against A; "
+           f"significance: a {TEST}, `~` when not significant. FAILED cells carry no figure.\n",
+           f"**{summary_line(result)}**\n"]
+    out += [f"- warning: {w}" for w in result.warnings] + [f"- note: {n}" for n in result.notes]
+    if result.warnings or result.notes:
+        out.append("")
+    for group in result.groups():
+        metric = group.metric
+        out.append(f"{heading} {group.title}\n")
+        params = ["parameters"] if group.varying else []
+        columns = ["program", *params, "A median [CI]", "B median [CI]", "change", "p", "B vs A"]
+        out += ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+        for ln in group.lines:
+            verdict = f"**{ln.verdict}**" if ln.verdict in ("better", "worse") or "FAILED" in ln.verdict else ln.verdict
+            label = [group.label(ln.a_cell)] if group.varying else []
+            row = [ln.a_cell.program, *label, side_text(ln.a_cell, metric), side_text(ln.b_cell, metric),
+                   change_text(ln), p_text(ln), verdict]
+            out.append("| " + " | ".join(row) + " |")
+        out.append("")
+    if result.lines and failure_notes(result):
+        out += [f"- {note}" for note in failure_notes(result)] + [""]
+    for name, cells in (("A", result.only_a), ("B", result.only_b)):
+        if cells:
+            out.append(f"Only in {name}:\n")
+            out += [f"- {one_side_text(c)}" for c in cells]
+            out.append("")
+    return "\n".join(out)
+
+
+CSV_COLUMNS = ["scenario", "program", "params", "threads", "metric", "unit", "better",
+               "a_status", "a_n", "a_median", "a_ci_low", "a_ci_high",
+               "b_status", "b_n", "b_median", "b_ci_low", "b_ci_high",
+               "ratio", "change_pct", "p_value", "significant", "verdict"]
+
+
+def _side_fields(cell: Cell | None, metric: Metric | None) -> list:
+    if cell is None:
+        return ["missing", "", "", "", ""]
+    s = side_summary(cell, metric) if metric is not None else None
+    if s is None:
+        return [cell.status, "", "", "", ""]
+    return [cell.status, s.n, f"{s.median:.6g}", f"{s.median_ci[0]:.6g}", f"{s.median_ci[1]:.6g}"]
+
+
+def to_csv(result: Result) -> str:
+    out = io.StringIO()
+    w = csv.writer(out, lineterminator="\n")
+    w.writerow(CSV_COLUMNS)
+    for ln in result.lines:
+        c, m = ln.a_cell, ln.metric
+        w.writerow([c.scenario, c.program, c.label_params(), "" if c.threads is None else c.threads, m.key, m.unit,
+                    m.better, *_side_fields(ln.a_cell, m), *_side_fields(ln.b_cell, m),
+                    "" if ln.ratio is None else f"{ln.ratio:.6g}",
+                    "" if ln.change is None else f"{ln.change * 100:.3f}",
+                    "" if ln.test is None or ln.test.p_value is None else f"{ln.test.p_value:.4g}",
+                    "" if ln.test is None else str(ln.significant).lower(), ln.verdict])
+    for cell, side in [(c, "A") for c in result.only_a] + [(c, "B") for c in result.only_b]:
+        m = cell.metrics[0]
+        a, b = (cell, None) if side == "A" else (None, cell)
+        w.writerow([cell.scenario, cell.program, cell.label_params(), "" if cell.threads is None else cell.threads,
+                    m.key, m.unit, m.better, *_side_fields(a, m), *_side_fields(b, m), "", "", "", "",
+                    f"only in {side}"])
+    return out.getvalue()
+
+
+def _summary_json(s: Summary | None) -> dict | None:
+    if s is None:
+        return None
+    return {"n": s.n, "median": s.median, "median_ci": list(s.median_ci), "median_ci_level": s.median_ci_level}
+
+
+def _cell_json(cell: Cell) -> dict:
+    return {"scenario": cell.scenario, "program": cell.program, "params": cell.params, "threads": cell.threads,
+            "status": cell.status, "reason": cell.reason}
+
+
+def to_json(result: Result) -> str:
+    changed, compared, not_compared = result.changed()
+    doc = {
+        "a": result.a, "b": result.b, "test": TEST, "alpha": ALPHA,
+        "summary": {
+            "changed": changed, "compared": compared, "not_compared": not_compared,
+            "geomean_ratio": [{"scenario": t.scenario, "metric": t.metric.key, "better": t.metric.better,
+                               "geomean": t.geomean, "compared": t.compared, "better_count": t.better,
+                               "worse_count": t.worse} for t in result.totals],
+            "text": summary_line(result),
+        },
+        "lines": [{"scenario": ln.a_cell.scenario, "program": ln.a_cell.program, "params": ln.a_cell.params,
+                   "threads": ln.a_cell.threads, "metric": ln.metric.key, "unit": ln.metric.unit,
+                   "better": ln.metric.better, "a_status": ln.a_cell.status, "b_status": ln.b_cell.status,
+                   "a_reason": ln.a_cell.reason, "b_reason": ln.b_cell.reason,
+                   "a": _summary_json(ln.a), "b": _summary_json(ln.b),
+                   "ratio": ln.ratio if ln.ratio is None or math.isfinite(ln.ratio) else None,
+                   "change": ln.change, "p_value": ln.test.p_value if ln.test else None,
+                   "significant": ln.significant, "verdict": ln.verdict} for ln in result.lines],
+        "only_a": [_cell_json(c) for c in result.only_a],
+        "only_b": [_cell_json(c) for c in result.only_b],
+        "warnings": result.warnings, "notes": result.notes,
+    }
+    return json.dumps(doc, indent=2)
+
+
+__all__ = ["Group", "Line", "Result", "Total", "compare_cells", "load_session", "resolve_session", "significance_possible",
+           "to_csv", "to_json", "to_markdown"]
