@@ -23,7 +23,7 @@ build: $(VENV)/.installed
 # The main job: build what is needed, run the quick suite, write the report (even if a run failed).
 bench: setup
 	$(COROBENCH) run --suite suites/quick.toml; status=$$?; \
-	$(COROBENCH) report latest --out $(REPORT) >/dev/null && echo "report: $(REPORT)/report.md"; \
+	$(COROBENCH) report latest --out $(REPORT) >/dev/null && echo "report: $(REPORT)/report.html ($(REPORT)/report.md)"; \
 	exit $$status
 
 # The implementations' own unit tests (so they can't rot), then the harness's tests.
@@ -37,7 +37,7 @@ test: setup impl-unit-tests
 
 seed-chain seed-tasks seed-blocking seed-echo seed-http pingpong: setup
 	$(COROBENCH) run --suite suites/$@.toml; status=$$?; \
-	$(COROBENCH) report latest --out $(REPORT)/$@ >/dev/null && echo "report: $(REPORT)/$@/report.md"; \
+	$(COROBENCH) report latest --out $(REPORT)/$@ >/dev/null && echo "report: $(REPORT)/$@/report.html"; \
 	exit $$status
 
 clean:

@@ -12,10 +12,9 @@
 use std::time::Instant;
 
 use async_signal::{Signal, Signals};
-use async_std::io::{ReadExt, WriteExt};
-use async_std::net::{TcpListener, TcpStream};
+use async_std::net::TcpListener;
 use async_std::task;
-use corobench_common::server::{self, Counts, Echo, HttpConn, HttpNext, Scenario, ServerArgs, Totals, STOP_POLL, STOP_WAIT};
+use corobench_common::server::{self, futures_io, Echo, Scenario, ServerArgs, Totals, STOP_POLL, STOP_WAIT};
 use corobench_common::{self as common};
 use futures_lite::{future, StreamExt};
 
@@ -51,8 +50,8 @@ async fn serve(a: ServerArgs, workers: usize) -> ! {
                 let _ = stream.set_nodelay(true);
                 // Dropping the handle detaches the task.
                 match a.scenario {
-                    Scenario::Echo => task::spawn(echo_conn(stream, echo)),
-                    Scenario::Http => task::spawn(http_conn(stream)),
+                    Scenario::Echo => task::spawn(futures_io::echo_conn(stream, echo, &TOTALS)),
+                    Scenario::Http => task::spawn(futures_io::http_conn(stream, &TOTALS)),
                 };
             }
             Some(Err(e)) => server::accept_error(accepted, &e),
@@ -65,48 +64,4 @@ async fn serve(a: ServerArgs, workers: usize) -> ! {
     }
     let open = accepted - TOTALS.ended();
     server::finish(&a, workers, Some(accepted), &TOTALS.counts(), open)
-}
-
-async fn echo_conn(mut s: TcpStream, e: Echo) {
-    let mut buf = e.buffer();
-    let mut c = Counts::default();
-    'conn: loop {
-        let mut got = 0;
-        while got < e.size {
-            match s.read(&mut buf[got..e.size]).await {
-                Ok(0) | Err(_) => {
-                    e.ended(got, &mut c);
-                    break 'conn;
-                }
-                Ok(n) => got += n,
-            }
-        }
-        e.make_reply(&mut buf, &mut c);
-        if s.write_all(&buf).await.is_err() {
-            break;
-        }
-        e.replied(&mut c);
-    }
-    TOTALS.add(&c);
-}
-
-async fn http_conn(mut s: TcpStream) {
-    let mut h = HttpConn::new();
-    loop {
-        match s.read(h.read_buf()).await {
-            Ok(0) | Err(_) => break,
-            Ok(n) => h.received(n),
-        }
-        let next = h.process();
-        if !h.out.is_empty() {
-            if s.write_all(&h.out).await.is_err() {
-                break;
-            }
-            h.written();
-        }
-        if next == HttpNext::Close {
-            break;
-        }
-    }
-    TOTALS.add(&h.counts);
 }

@@ -15,10 +15,9 @@ use std::time::Instant;
 
 use async_executor::StaticExecutor;
 use async_signal::{Signal, Signals};
-use corobench_common::server::{self, Counts, Echo, HttpConn, HttpNext, Scenario, ServerArgs, Totals, STOP_POLL, STOP_WAIT};
+use corobench_common::server::{self, futures_io, Echo, Scenario, ServerArgs, Totals, STOP_POLL, STOP_WAIT};
 use corobench_common::{self as common};
-use smol::io::{AsyncReadExt, AsyncWriteExt};
-use smol::net::{TcpListener, TcpStream};
+use smol::net::TcpListener;
 use smol::stream::StreamExt;
 use smol::{future, Executor, Timer};
 
@@ -63,8 +62,8 @@ async fn serve(ex: &'static StaticExecutor, a: ServerArgs, workers: usize) -> ! 
                 accepted += 1;
                 let _ = stream.set_nodelay(true);
                 match a.scenario {
-                    Scenario::Echo => ex.spawn(echo_conn(stream, echo)).detach(),
-                    Scenario::Http => ex.spawn(http_conn(stream)).detach(),
+                    Scenario::Echo => ex.spawn(futures_io::echo_conn(stream, echo, &TOTALS)).detach(),
+                    Scenario::Http => ex.spawn(futures_io::http_conn(stream, &TOTALS)).detach(),
                 }
             }
             Some(Err(e)) => server::accept_error(accepted, &e),
@@ -77,48 +76,4 @@ async fn serve(ex: &'static StaticExecutor, a: ServerArgs, workers: usize) -> ! 
     }
     let open = accepted - TOTALS.ended();
     server::finish(&a, workers, Some(accepted), &TOTALS.counts(), open)
-}
-
-async fn echo_conn(mut s: TcpStream, e: Echo) {
-    let mut buf = e.buffer();
-    let mut c = Counts::default();
-    'conn: loop {
-        let mut got = 0;
-        while got < e.size {
-            match s.read(&mut buf[got..e.size]).await {
-                Ok(0) | Err(_) => {
-                    e.ended(got, &mut c);
-                    break 'conn;
-                }
-                Ok(n) => got += n,
-            }
-        }
-        e.make_reply(&mut buf, &mut c);
-        if s.write_all(&buf).await.is_err() {
-            break;
-        }
-        e.replied(&mut c);
-    }
-    TOTALS.add(&c);
-}
-
-async fn http_conn(mut s: TcpStream) {
-    let mut h = HttpConn::new();
-    loop {
-        match s.read(h.read_buf()).await {
-            Ok(0) | Err(_) => break,
-            Ok(n) => h.received(n),
-        }
-        let next = h.process();
-        if !h.out.is_empty() {
-            if s.write_all(&h.out).await.is_err() {
-                break;
-            }
-            h.written();
-        }
-        if next == HttpNext::Close {
-            break;
-        }
-    }
-    TOTALS.add(&h.counts);
 }
