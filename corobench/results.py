@@ -7,14 +7,18 @@ FAILED with the first failure's reason.
 
 from __future__ import annotations
 
+import statistics
 from dataclasses import dataclass, field
 from typing import Mapping, Sequence
 
-from corobench.scenarios import Metric, RunView, get_scenario
+from corobench.scenarios import CellWarning, Metric, RunView, get_scenario
 from corobench.stats import OUTLIER_Z, Summary, outliers, summarize
-from corobench.units import human
+from corobench.units import human, seconds
 
-BUSY_FRACTION = 0.10  # other processes used more than this share of the CPUs during a run
+BUSY_FRACTION = 0.25  # other processes used more than this share of all CPUs during a run
+# Robust spread (1.4826 × MAD / median) above which a cell is flagged: runs of 10–100 ms on a
+# shared VM vary by ±10 % routinely; ±20 % is where a ratio between programs starts to mislead.
+HIGH_SPREAD = 0.20
 SHORT_NS = 5_000_000  # a timed region shorter than this measures little but noise and start-up
 
 
@@ -43,6 +47,17 @@ class Cell:
 
     def label_params(self) -> str:
         return " ".join(f"{k}={v}" for k, v in self.params.items())
+
+
+def robust_spread(values: list[float]) -> float | None:
+    """1.4826 × MAD / median: the coefficient of variation of the middle runs, which one odd run
+    (flagged separately as an outlier) does not inflate; None with fewer than 3 runs."""
+    if len(values) < 3:
+        return None
+    med = statistics.median(values)
+    if med == 0:
+        return None
+    return 1.4826 * statistics.median(abs(v - med) for v in values) / abs(med)
 
 
 def build_cells(rows: Sequence[Mapping]) -> list[Cell]:
@@ -75,25 +90,29 @@ def build_cells(rows: Sequence[Mapping]) -> list[Cell]:
                     cell.values[metric.key] = values
                     cell.summaries[metric.key] = summarize(values)
             head = cell.headline()
-            if head is not None and head.high_spread:
-                cell.warnings.append(f"high spread: CV {head.cv:.0%} over {head.n} runs")
+            values = cell.values.get(cell.metrics[0].key, [])
+            spread = robust_spread(values)
+            if spread is not None and spread > HIGH_SPREAD:
+                cell.warnings.append(CellWarning(
+                    f"high spread: the middle runs vary by more than ±{HIGH_SPREAD:.0%} (robust CV, 1.4826 × MAD / "
+                    "median): compare these with care", f"±{spread:.0%}"))
             cell.warnings += get_scenario(scenario).caveats(
                 params, {k: v.median for k, v in cell.summaries.items()})
-            odd = outliers(cell.values.get(cell.metrics[0].key, []))
+            odd = outliers(values)
             if odd:
                 unit = cell.metrics[0].unit
-                cell.warnings.append(f"{len(odd)} outlier run(s) (modified z-score > {OUTLIER_Z:g}): "
-                                     + ", ".join(human(v, unit) for v in odd))
+                cell.warnings.append(CellWarning(f"outlier runs (modified z-score above {OUTLIER_Z:g})",
+                                                 ", ".join(human(v, unit) for v in odd)))
             timed = sorted(r["elapsed_ns"] for r in ok if r["elapsed_ns"])
             if timed and timed[len(timed) // 2] < SHORT_NS:
-                cell.warnings.append(f"the timed region lasted only {timed[len(timed) // 2] / 1e6:.2g} ms: too short "
-                                     "to compare runtimes by; raise the sizes")
+                cell.warnings.append(CellWarning(
+                    f"the timed region lasted under {SHORT_NS / 1e6:g} ms: too short to compare runtimes by; raise the "
+                    "sizes", seconds(timed[len(timed) // 2] / 1e9)))
             busy = [r for r in ok if (r["other_cpu_fraction"] or 0) > BUSY_FRACTION]
             if busy:
-                cell.warnings.append(
-                    f"machine busy: other processes used up to "
-                    f"{max(r['other_cpu_fraction'] for r in busy):.0%} of the CPUs in {len(busy)} of {len(ok)} "
-                    f"runs (load average up to {max(r['loadavg'] or 0 for r in busy):.1f})")
+                cell.warnings.append(CellWarning(
+                    f"machine busy: other processes used more than {BUSY_FRACTION:.0%} of the CPUs during runs",
+                    f"up to {max(r['other_cpu_fraction'] for r in busy):.0%} in {len(busy)} of {len(ok)} runs"))
         cells.append(cell)
     def order(c: Cell) -> tuple:
         s = get_scenario(c.scenario)

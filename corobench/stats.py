@@ -88,6 +88,9 @@ def summarize(values: list[float]) -> Summary:
 OUTLIER_Z = 14.0
 
 
+OUTLIER_MIN_OFF = 0.10  # and at least this far from the median: a 2 % blip among very tight runs is no news
+
+
 def outliers(values: list[float]) -> list[float]:
     """Values whose modified z-score (0.6745 * |x - median| / MAD) exceeds OUTLIER_Z.
 
@@ -100,7 +103,8 @@ def outliers(values: list[float]) -> list[float]:
     mad = statistics.median(abs(v - med) for v in values)
     if mad == 0:
         return []
-    return [v for v in values if 0.6745 * abs(v - med) / mad > OUTLIER_Z]
+    return [v for v in values if 0.6745 * abs(v - med) / mad > OUTLIER_Z
+            and abs(v - med) > OUTLIER_MIN_OFF * abs(med)]
 
 
 @dataclass(frozen=True)

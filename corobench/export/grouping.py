@@ -70,7 +70,13 @@ def tabulate(scenario: str, label: str, group: list[Cell], metric_count: int | N
         row = [cell.program, with_spread(cell.headline(), head.unit), "best" if cmp is None else cmp.describe()]
         row += [human(cell.summaries[m.key].median, m.unit) if m.key in cell.summaries else "—" for m in others]
         data.rows.append(row + [runs])
-        data.notes += [f"{cell.program}: {w}" for w in cell.warnings]
+    # each kind of warning once per table, naming the programs it applies to
+    kinds: dict[str, list[str]] = {}
+    for cell in group:
+        for w in cell.warnings:
+            summary, detail = getattr(w, "summary", str(w)), getattr(w, "detail", "")
+            kinds.setdefault(summary, []).append(f"{cell.program}" + (f" ({detail})" if detail else ""))
+    data.notes += [f"{summary}: {', '.join(programs)}" for summary, programs in kinds.items()]
     ok = [c for c in group if c.status == "ok" and c.headline() is not None]
     if len(ok) > 1 and min(c.headline().n for c in ok) < MIN_RUNS_SIGNIFICANT:
         data.notes.append(f"with fewer than {MIN_RUNS_SIGNIFICANT} runs per program no difference can be significant "

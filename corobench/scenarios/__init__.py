@@ -10,7 +10,7 @@ import importlib
 import pkgutil
 
 from corobench.errors import UsageError
-from corobench.scenarios.base import CHECKSUM_MAX, Metric, Param, RunView, Scenario
+from corobench.scenarios.base import CHECKSUM_MAX, CellWarning, Metric, Param, RunView, Scenario
 
 
 def _load() -> dict[str, Scenario]:
@@ -35,4 +35,4 @@ def get_scenario(name: str) -> Scenario:
         raise UsageError(f"unknown scenario '{name}' (known: {', '.join(SCENARIOS)})") from None
 
 
-__all__ = ["CHECKSUM_MAX", "SCENARIOS", "Metric", "Param", "RunView", "Scenario", "get_scenario"]
+__all__ = ["CHECKSUM_MAX", "CellWarning", "SCENARIOS", "Metric", "Param", "RunView", "Scenario", "get_scenario"]

@@ -53,6 +53,19 @@ class Param:
         return self.choices.index(value) if self.choices and value in self.choices else value
 
 
+class CellWarning(str):
+    """A warning about one cell: what it is (the same words for every cell it applies to, so a
+    table can say it once) and this cell's detail. As a string: "summary: detail"."""
+
+    summary: str
+    detail: str
+
+    def __new__(cls, summary: str, detail: str) -> "CellWarning":
+        obj = super().__new__(cls, f"{summary}: {detail}")
+        obj.summary, obj.detail = summary, detail
+        return obj
+
+
 class RunView:
     """A stored run as the metrics see it: its columns, its parameters and its scenario metrics."""
 
@@ -178,7 +191,7 @@ class Scenario:
 
     # ---------------------------------------------------------------- reports
 
-    def caveats(self, params: Mapping, medians: Mapping[str, float]) -> list[str]:
+    def caveats(self, params: Mapping, medians: Mapping[str, float]) -> list[CellWarning]:
         """Warnings about what a verified result means: (params, median of each metric)."""
         return []
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Mapping
 
-from corobench.scenarios.base import CGROUP, Metric, Param, Scenario, measured
+from corobench.scenarios.base import CGROUP, CellWarning, Metric, Param, Scenario, measured
 
 RPS = Metric("rps", "requests/s", "requests/s", measured("rps"), "higher")
 LAT_MEAN = Metric("lat_mean_us", "latency mean", "µs", measured("lat_mean_us"), "lower")
@@ -64,11 +64,11 @@ class ServerScenario(Scenario):
         """Why the server's final line disagrees with the client's counts, or None."""
         raise NotImplementedError
 
-    def caveats(self, params: Mapping, medians: Mapping[str, float]) -> list[str]:
+    def caveats(self, params: Mapping, medians: Mapping[str, float]) -> list[CellWarning]:
         share = medians.get("client_cpu_share")
         if share is not None and share >= CLIENT_BOUND:
-            return [f"the load generator used {share:.0%} of its CPUs: the rate may be the client's limit, "
-                    "not the server's (give it more --client-cpus)"]
+            return [CellWarning(f"the load generator used {CLIENT_BOUND:.0%} or more of its CPUs: the rate may be the "
+                                "client's limit, not the server's (give it more --client-cpus)", f"{share:.0%}")]
         return []
 
     def charts(self, cells, out_dir: Path) -> list[Path]:

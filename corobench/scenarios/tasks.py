@@ -9,7 +9,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Mapping
 
-from corobench.scenarios.base import CGROUP, CPU, ELAPSED, RSS, WALL, Metric, Param, Scenario, measured
+from corobench.scenarios.base import CGROUP, CPU, ELAPSED, RSS, WALL, CellWarning, Metric, Param, Scenario, measured
+from corobench.units import seconds
 
 SPAWN = Metric("spawn_s", "spawn", "s", measured("spawn_ns", 1e-9), "lower")
 
@@ -36,10 +37,11 @@ class Tasks(Scenario):
     def run_metrics(self, result: Mapping, params: Mapping) -> dict:
         return {"spawn_ns": result["spawn_ns"]}
 
-    def caveats(self, params: Mapping, medians: Mapping[str, float]) -> list[str]:
+    def caveats(self, params: Mapping, medians: Mapping[str, float]) -> list[CellWarning]:
         if params["sleep_ms"] > 0 and medians.get("spawn_s", 0) * 1000 > params["sleep_ms"]:
-            return [f"spawning took {medians['spawn_s']:.3g} s, longer than the {params['sleep_ms']} ms sleep: "
-                    f"the first tasks ended before the last began, so not all {params['tasks']} were alive at once"]
+            return [CellWarning(f"spawning took longer than the {params['sleep_ms']} ms sleep: the first tasks ended "
+                                f"before the last began, so not all {params['tasks']} were alive at once",
+                                f"spawn {seconds(medians['spawn_s'])}")]
         return []
 
     def legacy(self, cells) -> str:
