@@ -8,6 +8,7 @@ load generator's argv, and the counts the server's final line must agree on.
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from pathlib import Path
 from typing import Mapping
 
@@ -38,7 +39,7 @@ def param(name: str, long: str, default: int, help: str, minimum: int = 1, maxim
     return Param(name, long, default, help, minimum=minimum, maximum=maximum, to_program=to_program)
 
 
-class ServerScenario(Scenario):
+class ServerScenario(Scenario, ABC):
     kind = "server"
     timing_fields = ()
 
@@ -47,9 +48,9 @@ class ServerScenario(Scenario):
         rest = super().argv(params)
         return [rest[0], "--host", HOST, "--port", "0", *rest[1:]]
 
+    @abstractmethod
     def client_argv(self, params: Mapping, target: str, threads: int) -> list[str]:
         """corobench-load's arguments (after its run argv) for these parameters."""
-        raise NotImplementedError
 
     def client_timeout_s(self, params: Mapping, run_timeout_s: float) -> float:
         """How long the load may take before the run is called a timeout."""
@@ -60,9 +61,9 @@ class ServerScenario(Scenario):
         """Requests a correct count-bounded load completes (None: duration-bounded)."""
         return None
 
+    @abstractmethod
     def check_final(self, params: Mapping, final: Mapping, client: Mapping) -> str | None:
         """Why the server's final line disagrees with the client's counts, or None."""
-        raise NotImplementedError
 
     def caveats(self, params: Mapping, medians: Mapping[str, float]) -> list[CellWarning]:
         share = medians.get("client_cpu_share")
