@@ -72,3 +72,14 @@ def test_expand_is_a_cartesian_product():
 def test_unknown_scenario():
     with pytest.raises(UsageError, match="unknown scenario"):
         get_scenario("pingpong")
+
+
+@pytest.mark.parametrize("name", ["echo", "http"])
+def test_client_bound_only_when_the_server_had_cpu_to_spare(name):
+    caveats = get_scenario(name).caveats
+    [warning] = caveats({}, {"client_cpu_share": 0.96, "server_cpu_share": 0.83})
+    assert "client's limit" in warning and warning.detail == "client 96%, server 83%"
+    assert caveats({}, {"client_cpu_share": 0.96, "server_cpu_share": 0.98}) == []  # the server was the limit too
+    assert caveats({}, {"client_cpu_share": 0.50, "server_cpu_share": 0.40}) == []
+    [older] = caveats({}, {"client_cpu_share": 0.96})  # runs stored without the server's share
+    assert "may be the client's limit" in older

@@ -97,8 +97,9 @@ def test_a_good_http_server_is_verified_and_measured(results):
     ("wrongbytes", "checksum", "wrong repl"),
     ("baduuid", "checksum", "UUID"),
     ("miscount", "checksum", "requests is 81, expected 80"),
-    ("ignore-term", "timeout", "did not exit within 5 s of SIGTERM"),
-    ("slow-stop", "timeout", "did not exit within 5 s of SIGTERM"),
+    ("ignore-term", "timeout", "did not exit within 5 s of SIGTERM (and printed no final line)"),
+    ("slow-stop", "timeout", "did not exit within 5 s of SIGTERM (and printed no final line)"),
+    ("slow-exit", "timeout", "did not exit within 5 s of SIGTERM (after printing its final line)"),
     ("anyaddr", "output", "listens on 0.0.0.0"),
 ])
 def test_each_server_fault_is_failed_with_its_reason_and_nothing_is_left(results, mode, kind, reason):

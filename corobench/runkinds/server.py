@@ -202,8 +202,9 @@ class ServerKind(RunKind):
         row.exit_code, row.term_signal = ending.exit_code, ending.term_signal
         row.wall_ns, row.user_s, row.sys_s, row.max_rss_kb = ending.wall_ns, ending.user_s, ending.sys_s, ending.max_rss_kb
         row.cgroup_peak_bytes = cgroup.peak_bytes() if cgroup is not None and not server.cgroup_join_failed else None
-        if not stopped:
-            raise RunFailed("timeout", f"the server did not exit within {STOP_GRACE_S:g} s of SIGTERM; killed")
+        if not stopped:  # where it hung: before its final line, or on its way out after it
+            when = "after printing its final line" if final_line is not None else "and printed no final line"
+            raise RunFailed("timeout", f"the server did not exit within {STOP_GRACE_S:g} s of SIGTERM ({when}); killed")
         if ending.exit_code != 0:
             raise RunFailed("exit", f"the server exited {self._how(ending)} after SIGTERM: "
                                     f"{last_stderr_line(server.stderr_tail())}")
@@ -229,7 +230,7 @@ class ServerKind(RunKind):
             raise RunFailed("checksum", problem)
         row.reported_threads = ready["threads"]
         row.elapsed_ns = window[1] - window[0]
-        row.metrics = self._metrics(sampler, window, client, client_wall, req, use_wrk)
+        row.metrics = self._metrics(sampler, window, client, client_wall, req, use_wrk, len(server_cpus))
 
     # ---------------------------------------------------------------- steps
 
@@ -382,7 +383,7 @@ class ServerKind(RunKind):
 
     @staticmethod
     def _metrics(sampler: Sampler, window: tuple[int, int], client: dict, client_wall_s: float, req: RunRequest,
-                 use_wrk: bool) -> dict:
+                 use_wrk: bool, server_cpu_count: int) -> dict:
         w = sampler.window(*window)
         win = client.get("window") or {}
         seconds = win.get("seconds") or w.seconds
@@ -396,7 +397,7 @@ class ServerKind(RunKind):
             "loadgen": "wrk" if use_wrk else "corobench-load", "verified_by_client": not use_wrk,
             "window_s": seconds, "requests": requests, "rps": rps,
             "cps": (win.get("connections") / seconds) if win.get("connections") is not None and seconds else None,
-            "server_cpu_s": w.cpu_s, "server_cores": w.cores,
+            "server_cpu_s": w.cpu_s, "server_cores": w.cores, "server_cpu_share": w.cores / server_cpu_count,
             "cpu_us_per_request": w.cpu_s / requests * 1e6 if requests else None,
             "rps_per_core": rps / w.cores if rps and w.cores > 0 else None,
             "vm_hwm_bytes": sampler.vm_hwm_bytes, "vm_peak_bytes": sampler.vm_peak_bytes,

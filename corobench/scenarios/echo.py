@@ -14,7 +14,7 @@ from corobench.errors import UsageError
 from corobench.scenarios.base import CGROUP
 from corobench.scenarios.serverbase import (CLIENT_SHARE, CORES, CPU_PER_REQUEST, LAT_MAX, LAT_MEAN, LAT_P50,
                                             LAT_P90, LAT_P99, LAT_P999, PEAK_RSS, PEAK_VSZ, READY_RSS, RPS,
-                                            THREADS, ServerScenario, param)
+                                            SERVER_SHARE, THREADS, ServerScenario, param)
 
 UUID_LINE = 37  # "\n" + 36 characters
 
@@ -36,7 +36,7 @@ class Echo(ServerScenario):
               minimum=0, maximum=24 * 3600),
     )
     metrics = (RPS, LAT_P99, CPU_PER_REQUEST, PEAK_RSS, PEAK_VSZ, CGROUP, READY_RSS, THREADS, CORES,
-               LAT_P50, LAT_P90, LAT_P999, LAT_MAX, LAT_MEAN, CLIENT_SHARE)
+               LAT_P50, LAT_P90, LAT_P999, LAT_MAX, LAT_MEAN, CLIENT_SHARE, SERVER_SHARE)
     examples = ("e.g. --connections 50000 --size 17 --uuids 5 (the original), or --connections 64 "
                 "--per-connection 20000 --size 1024 --uuids 0 (ping-pong); comma lists sweep")
 

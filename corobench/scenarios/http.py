@@ -12,7 +12,7 @@ from typing import Mapping
 from corobench.scenarios.base import CGROUP
 from corobench.scenarios.serverbase import (CLIENT_SHARE, CORES, CPU_PER_REQUEST, LAT_MAX, LAT_MEAN, LAT_P50,
                                             LAT_P90, LAT_P99, LAT_P999, PEAK_RSS, PEAK_VSZ, READY_RSS, RPS,
-                                            RPS_PER_CORE, THREADS, ServerScenario, param)
+                                            RPS_PER_CORE, SERVER_SHARE, THREADS, ServerScenario, param)
 
 
 class Http(ServerScenario):
@@ -28,7 +28,7 @@ class Http(ServerScenario):
         param("rate", "--rate", 0, "open loop: requests/s on a fixed schedule (0: closed loop)", minimum=0),
     )
     metrics = (RPS, LAT_MEAN, CORES, RPS_PER_CORE, LAT_P50, LAT_P90, LAT_P99, LAT_P999, LAT_MAX, CPU_PER_REQUEST,
-               PEAK_RSS, PEAK_VSZ, CGROUP, READY_RSS, THREADS, CLIENT_SHARE)
+               PEAK_RSS, PEAK_VSZ, CGROUP, READY_RSS, THREADS, CLIENT_SHARE, SERVER_SHARE)
     examples = "e.g. --connections 80,420,2020 --duration 10 (the original's table); comma lists sweep"
     wrk_ok = True  # `--loadgen wrk` can load it
 

@@ -29,8 +29,12 @@ PEAK_VSZ = Metric("peak_vsz_mib", "peak VSZ", "MiB", measured("vm_peak_bytes", 1
 READY_RSS = Metric("ready_rss_mib", "RSS at ready", "MiB", measured("ready_rss_bytes", 1 / 2**20), "lower")
 THREADS = Metric("threads_peak", "threads peak", "threads", measured("threads_peak"), "lower")
 CLIENT_SHARE = Metric("client_cpu_share", "client CPU share", "of its CPUs", measured("client_cpu_share"), "lower")
+SERVER_SHARE = Metric("server_cpu_share", "server CPU share", "of its CPUs", measured("server_cpu_share"), "lower")
 
-CLIENT_BOUND = 0.90  # a client using this share of its CPUs may be what limits the rate
+# A client busy on this share of its CPUs while the server has this much of its own CPUs to spare
+# is what limits the rate; a server that used its CPUs too was the limit (or both were).
+CLIENT_BOUND = 0.90
+SERVER_SPARE = 0.10
 HOST = "127.0.0.1"  # every server binds loopback; port 0: the kernel picks a free port
 
 
@@ -66,11 +70,17 @@ class ServerScenario(Scenario, ABC):
         """Why the server's final line disagrees with the client's counts, or None."""
 
     def caveats(self, params: Mapping, medians: Mapping[str, float]) -> list[CellWarning]:
-        share = medians.get("client_cpu_share")
-        if share is not None and share >= CLIENT_BOUND:
-            return [CellWarning(f"the load generator used {CLIENT_BOUND:.0%} or more of its CPUs: the rate may be the "
-                                "client's limit, not the server's (give it more --client-cpus)", f"{share:.0%}")]
-        return []
+        client, server = medians.get("client_cpu_share"), medians.get("server_cpu_share")
+        if client is None or client < CLIENT_BOUND:
+            return []
+        if server is None:  # stored before the server's share was
+            return [CellWarning(f"the load generator used {CLIENT_BOUND:.0%} or more of its CPUs: the rate may be "
+                                "the client's limit, not the server's (give it more --client-cpus)", f"{client:.0%}")]
+        if server > 1 - SERVER_SPARE:
+            return []
+        return [CellWarning(f"the load generator used {CLIENT_BOUND:.0%} or more of its CPUs while the server left "
+                            f"more than {SERVER_SPARE:.0%} of its own idle: the rate is the client's limit, not the "
+                            "server's (give it more --client-cpus)", f"client {client:.0%}, server {server:.0%}")]
 
     def charts(self, cells, out_dir: Path) -> list[Path]:
         """The original's two figures (peak RSS and peak VSZ per program), requests/s, latency
