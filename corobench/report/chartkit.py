@@ -50,11 +50,18 @@ def runs_of(cells: list[Cell], metric: str) -> str:
     return f"{counts[0]} runs" if len(counts) == 1 else f"{counts[0]}–{counts[-1]} runs"
 
 
+def subtitle(ax, params: str) -> None:
+    """The parameters under the title, a fixed few points above the axes (an offset in axes
+    fractions put it into the title on tall charts)."""
+    ax.annotate(params, xy=(0.5, 1.0), xycoords="axes fraction", xytext=(0, 4), textcoords="offset points",
+                ha="center", va="bottom", fontsize=8, color="#444")
+
+
 def finish(fig, ax, cells: list[Cell], metric: str, headline: str, params: str, spread: bool = True) -> None:
     """Title (what, then the parameters smaller), and one caption line: what the marks mean and
     which programs are missing because they FAILED."""
     ax.set_title(f"{headline}\n", fontsize=12)
-    ax.text(0.5, 1.01, params, transform=ax.transAxes, ha="center", va="bottom", fontsize=8, color="#444")
+    subtitle(ax, params)
     notes = [f"median of {runs_of(cells, metric)}" + ("; error bars span min–max" if spread else "")]
     failed = sorted({c.program for c in cells if c.status != "ok"})
     if failed:
@@ -246,7 +253,7 @@ def over_time(cells: list[Cell], metric_key: str, ylabel: str, title: str, param
     ax.grid(True, alpha=0.3)
     legend_outside(ax)
     ax.set_title(f"{title}\n", fontsize=12)
-    ax.text(0.5, 1.01, params, transform=ax.transAxes, ha="center", va="bottom", fontsize=8, color="#444")
+    subtitle(ax, params)
     failed = sorted({c.program for c in cells if c.status != "ok"})
     fig.text(0.01, -0.01, "the run with the median rate of each program, sampled every 100 ms"
              + ("\nnot shown (FAILED or skipped): " + ", ".join(failed) if failed else ""),
