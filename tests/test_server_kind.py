@@ -88,6 +88,8 @@ def test_a_good_http_server_is_verified_and_measured(results):
     metrics = json.loads(rows[1]["metrics"])
     assert metrics["rps"] > 0 and metrics["window_s"] == pytest.approx(1.0, abs=0.3)
     assert "rps_per_core" in metrics or metrics["server_cores"] == 0
+    # the share of the server's CPUs it used: its cores over how many CPUs it had (at least one)
+    assert 0 <= metrics["server_cpu_share"] <= metrics["server_cores"] + 1e-9
 
 
 @pytest.mark.parametrize("mode,kind,reason", [
