@@ -22,7 +22,7 @@ import time
 BAD = [
     ["--host", "10.0.0.1"],
     ["--host", "localhost"],
-    ["--host", "0.0.0.0"],
+    ["--host", "0.0.0.0"],  # refused: not a loopback address
     ["--port", "70000"],
     ["--port", "-1"],
     ["--threads", "0"],

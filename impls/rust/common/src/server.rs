@@ -1187,7 +1187,7 @@ mod tests {
         for s in [
             "echo --host localhost",
             "echo --host 10.0.0.1",
-            "echo --host 0.0.0.0",
+            "echo --host 0.0.0.0", // refused: not a loopback address
             "echo --host ::",
             "echo --host [::1]",
             "echo --host 127.1",
