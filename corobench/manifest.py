@@ -69,7 +69,7 @@ APT_PACKAGE = re.compile(r"^[a-z0-9][a-z0-9+.-]{1,100}(:[a-z0-9-]+)?$")
 
 
 def _strings(data: dict, key: str, path: Path, default: tuple[str, ...] = ()) -> tuple[str, ...]:
-    """A list of strings (a bare string is an error: `scenarios = "chain"` is a typo for a list)."""
+    """A list of strings (a bare string is an error: `scenarios = "x"` is a typo for `["x"]`)."""
     value = data.get(key, list(default))
     if not isinstance(value, list) or not all(isinstance(v, str) and "\0" not in v for v in value):
         raise UsageError(f"{path}: '{key}' must be a list of strings")

@@ -30,6 +30,7 @@ from corobench.process import Launch, LaunchError, Process
 from corobench.runkinds.base import (KindOption, RunKind, RunRequest, base_row, command_for, effective_threads,
                                      refuse_threads)
 from corobench.sampler import Sampler
+from corobench.scenarios import SCENARIOS
 from corobench.scenarios.serverbase import HOST, ServerScenario
 from corobench.store import RunRow
 from corobench.verify import BadOutput, check_fields, clean_text, last_stderr_line, parse_object
@@ -60,7 +61,8 @@ def split_cpus(cpus: set[int]) -> tuple[set[int], set[int]]:
 
 
 def loadgen_manifest() -> Manifest:
-    return parse_manifest(LOADGEN_DIR / "manifest.toml", {"echo", "http"})
+    # it may list the server scenarios, whichever modules those are
+    return parse_manifest(LOADGEN_DIR / "manifest.toml", {n for n, s in SCENARIOS.items() if s.kind == "server"})
 
 
 def listening_addresses(pids: list[int]) -> list[str]:
