@@ -7,12 +7,11 @@ FAILED with the first failure's reason.
 
 from __future__ import annotations
 
-import statistics
 from dataclasses import dataclass, field
 from typing import Mapping, Sequence
 
 from corobench.scenarios import CellWarning, Metric, RunView, get_scenario
-from corobench.stats import OUTLIER_Z, Summary, outliers, summarize
+from corobench.stats import OUTLIER_Z, Summary, outliers, robust_spread, summarize
 from corobench.units import human, seconds
 
 BUSY_FRACTION = 0.25  # other processes used more than this share of all CPUs during a run
@@ -47,17 +46,6 @@ class Cell:
 
     def label_params(self) -> str:
         return " ".join(f"{k}={v}" for k, v in self.params.items())
-
-
-def robust_spread(values: list[float]) -> float | None:
-    """1.4826 × MAD / median: the coefficient of variation of the middle runs, which one odd run
-    (flagged separately as an outlier) does not inflate; None with fewer than 3 runs."""
-    if len(values) < 3:
-        return None
-    med = statistics.median(values)
-    if med == 0:
-        return None
-    return 1.4826 * statistics.median(abs(v - med) for v in values) / abs(med)
 
 
 def build_cells(rows: Sequence[Mapping]) -> list[Cell]:

@@ -12,7 +12,6 @@ import math
 import statistics
 from dataclasses import dataclass
 
-HIGH_CV = 0.10  # a coefficient of variation above this earns a warning
 
 
 @dataclass(frozen=True)
@@ -27,10 +26,6 @@ class Summary:
     median_ci: tuple[float, float]
     median_ci_level: float  # the coverage actually achieved (small n cannot reach 95 %)
     mean_ci: tuple[float, float]
-
-    @property
-    def high_spread(self) -> bool:
-        return self.n > 2 and self.cv > HIGH_CV
 
 
 def binom_cdf(k: int, n: int) -> float:
@@ -99,12 +94,26 @@ def outliers(values: list[float]) -> list[float]:
     """
     if len(values) < 3:
         return []
-    med = statistics.median(values)
-    mad = statistics.median(abs(v - med) for v in values)
+    med, mad = median_and_mad(values)
     if mad == 0:
         return []
     return [v for v in values if 0.6745 * abs(v - med) / mad > OUTLIER_Z
             and abs(v - med) > OUTLIER_MIN_OFF * abs(med)]
+
+
+def median_and_mad(values: list[float]) -> tuple[float, float]:
+    """The median and the median absolute deviation from it."""
+    med = statistics.median(values)
+    return med, statistics.median(abs(v - med) for v in values)
+
+
+def robust_spread(values: list[float]) -> float | None:
+    """1.4826 × MAD / median: the coefficient of variation of the middle runs, which one odd run
+    (flagged separately as an outlier) does not inflate; None with fewer than 3 runs."""
+    if len(values) < 3:
+        return None
+    med, mad = median_and_mad(values)
+    return 1.4826 * mad / abs(med) if med else None
 
 
 @dataclass(frozen=True)

@@ -30,12 +30,15 @@ def test_median_ci_narrows_with_more_values():
 
 def test_single_value():
     s = summarize([7])
-    assert s.median == 7 and s.stdev == 0 and s.mean_ci == (7, 7) and not s.high_spread
+    assert s.median == 7 and s.stdev == 0 and s.mean_ci == (7, 7)
 
 
-def test_high_spread_flag():
-    assert summarize([1, 1, 1, 2, 3]).high_spread
-    assert not summarize([100, 101, 99, 100, 100]).high_spread
+def test_robust_spread_ignores_one_odd_run():
+    from corobench.stats import robust_spread
+    assert robust_spread([100, 101, 99, 100, 100]) < 0.02
+    assert robust_spread([100, 101, 99, 100, 300]) < 0.02  # the odd run is an outlier, not spread
+    assert robust_spread([60, 80, 100, 120, 140]) > 0.2
+    assert robust_spread([1, 2]) is None and robust_spread([0, 0, 0]) is None
 
 
 def test_compare_says_not_significant_for_overlapping_samples():
