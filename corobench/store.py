@@ -127,6 +127,14 @@ class RunRow:
     metrics: dict = field(default_factory=dict)  # the scenario's own per-run figures
 
 
+BUSY_TIMEOUT_S = 30
+
+
+def _busy(exc: sqlite3.Error) -> bool:
+    """Locked by another connection (SQLITE_BUSY/LOCKED and their extended codes), not damaged."""
+    return getattr(exc, "sqlite_errorname", "").startswith(("SQLITE_BUSY", "SQLITE_LOCKED"))
+
+
 def _now() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%S%z")
 
@@ -139,8 +147,8 @@ class Store:
         self.path = path
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            self.db = sqlite3.connect(path, timeout=30)
-            self.db.execute("PRAGMA journal_mode=WAL")
+            self.db = sqlite3.connect(path, timeout=BUSY_TIMEOUT_S)
+            self._use_wal()
             self._check_intact()  # reads every page once: milliseconds for a results database
             self._upgrade()
         except sqlite3.DatabaseError as exc:
@@ -149,7 +157,24 @@ class Store:
             raise UsageError(f"cannot use results database {path}: {exc.strerror or exc}") from None
         self.db.row_factory = sqlite3.Row
 
+    def _use_wal(self) -> None:
+        """Switch to WAL, waiting out a concurrent opener. Leaving rollback mode needs an exclusive
+        lock, and SQLite answers SQLITE_BUSY at once instead of calling the busy handler when two
+        processes create the same fresh database, so the wait is ours."""
+        deadline = time.monotonic() + BUSY_TIMEOUT_S
+        while True:
+            try:
+                self.db.execute("PRAGMA journal_mode=WAL").fetchall()
+                return
+            except sqlite3.OperationalError as exc:
+                if not _busy(exc) or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.02)
+
     def _damaged(self, exc: Exception) -> str:
+        if _busy(exc):
+            return (f"results database {self.path} stayed locked by another process for over "
+                    f"{BUSY_TIMEOUT_S} s; try again when it has finished, or use another --results folder")
         return (f"results database {self.path} is damaged or not a corobench database ({exc}); "
                 "it is left as it is: move it away, or use another --results folder")
 

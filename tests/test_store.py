@@ -1,5 +1,6 @@
 import json
 import sqlite3
+import threading
 from pathlib import Path
 
 import pytest
@@ -102,3 +103,36 @@ def test_scenario_metrics_round_trip(tmp_path):
     store.add_run(sid, r)
     (stored,) = store.runs(sid)
     assert json.loads(stored["metrics"]) == {"spawn_ns": 5, "latency_us": {"p99": 1.5}}
+
+
+def test_opening_waits_for_another_process_creating_the_same_database(tmp_path):
+    # Another process in a write transaction on a fresh (rollback-mode) file made the switch to WAL
+    # fail at once with "database is locked" (SQLite skips the busy handler there), and that was
+    # reported as a damaged database: two sessions started together on a new folder failed in CI.
+    path = tmp_path / "corobench.sqlite"
+    other = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    other.execute("CREATE TABLE t (x)")
+    other.execute("BEGIN IMMEDIATE")  # holds the reserved lock until COMMIT
+    timer = threading.Timer(0.5, lambda: other.execute("COMMIT"))
+    timer.start()
+    try:
+        with Store(path, for_writing=True) as store:
+            assert store.db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    finally:
+        timer.join()
+        other.close()
+
+
+def test_a_database_locked_for_too_long_is_reported_as_locked_not_damaged(tmp_path, monkeypatch):
+    import corobench.store as store_module
+    monkeypatch.setattr(store_module, "BUSY_TIMEOUT_S", 0.2)
+    path = tmp_path / "corobench.sqlite"
+    other = sqlite3.connect(path, isolation_level=None)
+    other.execute("CREATE TABLE t (x)")
+    other.execute("BEGIN IMMEDIATE")
+    try:
+        with pytest.raises(UsageError, match="locked by another process") as caught:
+            Store(path, for_writing=True)
+        assert "damaged" not in str(caught.value)
+    finally:
+        other.close()
