@@ -33,6 +33,21 @@ def test_tables_keep_notes_below_and_fit_a_narrow_pipe(results):
     assert len(short) == 1 and "fake-good (1 ms)" in short[0]
 
 
+def test_report_lists_each_warning_once_per_scenario_naming_its_tables(session, tmp_path):
+    out = tmp_path / "report"
+    proc = corobench("report", "latest", "--out", str(out), results=session)
+    assert proc.returncode == 0, proc.stderr
+    md = (out / "report.md").read_text()
+    chain = md[md.index("## chain"):]
+    short = [line for line in chain.splitlines() if "the timed region lasted under 5 ms" in line]
+    assert len(short) == 1, short  # not once under each etype's table
+    assert "etype=int: fake-good (" in short[0] and "etype=str: fake-good (" in short[0]
+    assert "workers=" not in short[0]  # only what tells the tables apart
+    assert chain.index("### Warnings") > chain.rindex("etype=str esize")  # below the last table
+    html = (out / "report.html").read_text()
+    assert html.count("the timed region lasted under 5 ms") == 1 and "<h3>Warnings</h3>" in html
+
+
 def test_list_never_cuts_an_id_at_80_columns(results):
     proc = corobench("list", results=results, impls=FAKES, env={"COLUMNS": "80"})
     assert proc.returncode == 0

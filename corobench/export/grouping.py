@@ -51,9 +51,10 @@ class TableData:
 
 
 def tabulate(scenario: str, label: str, group: list[Cell], metric_count: int | None = None,
-             ci_in_header: bool = True) -> TableData:
+             ci_in_header: bool = True, warnings: bool = True) -> TableData:
     """The headline with its CI and the ratio to the best, then the other metrics (all, or the
-    first `metric_count`), then the runs; failures and warnings as notes, not as columns."""
+    first `metric_count`), then the runs; failures and (unless the caller lists them once for the
+    whole scenario, see scenario_warnings) warnings as notes, not as columns."""
     metrics = group[0].metrics
     others = metrics[1:] if metric_count is None else metrics[1:1 + metric_count]
     head = metrics[0]
@@ -70,15 +71,40 @@ def tabulate(scenario: str, label: str, group: list[Cell], metric_count: int | N
         row = [cell.program, with_spread(cell.headline(), head.unit), "best" if cmp is None else cmp.describe()]
         row += [human(cell.summaries[m.key].median, m.unit) if m.key in cell.summaries else "—" for m in others]
         data.rows.append(row + [runs])
-    # each kind of warning once per table, naming the programs it applies to
-    kinds: dict[str, list[str]] = {}
-    for cell in group:
-        for w in cell.warnings:
-            summary, detail = getattr(w, "summary", str(w)), getattr(w, "detail", "")
-            kinds.setdefault(summary, []).append(f"{cell.program}" + (f" ({detail})" if detail else ""))
-    data.notes += [f"{summary}: {', '.join(programs)}" for summary, programs in kinds.items()]
+    if warnings:  # each kind of warning once per table, naming the programs it applies to
+        kinds: dict[str, list[str]] = {}
+        for cell in group:
+            for w in cell.warnings:
+                kinds.setdefault(_summary(w), []).append(_named(cell, w))
+        data.notes += [f"{summary}: {', '.join(programs)}" for summary, programs in kinds.items()]
     ok = [c for c in group if c.status == "ok" and c.headline() is not None]
     if len(ok) > 1 and min(c.headline().n for c in ok) < MIN_RUNS_SIGNIFICANT:
         data.notes.append(f"with fewer than {MIN_RUNS_SIGNIFICANT} runs per program no difference can be significant "
                           "at 5 % (every ratio reads ~): use --reps 5 or more to compare")
     return data
+
+
+def _summary(warning: object) -> str:
+    return getattr(warning, "summary", str(warning))
+
+
+def _named(cell: Cell, warning: object) -> str:
+    detail = getattr(warning, "detail", "")
+    return cell.program + (f" ({detail})" if detail else "")
+
+
+def scenario_warnings(cells: list[Cell]) -> list[str]:
+    """Each kind of warning once for a whole scenario (a report shows them below its last table):
+    the cells it applies to, by the parameters that tell the scenario's tables apart."""
+    varying = [k for k in dict.fromkeys(k for c in cells for k in c.params)
+               if len({repr(c.params.get(k)) for c in cells}) > 1]
+    threads = len({c.threads for c in cells}) > 1
+    kinds: dict[str, dict[str, list[str]]] = {}
+    for cell in cells:
+        where = " ".join([f"{k}={cell.params.get(k)}" for k in varying] +
+                         ([f"threads={cell.threads}"] if threads and cell.threads is not None else []))
+        for w in cell.warnings:
+            kinds.setdefault(_summary(w), {}).setdefault(where, []).append(_named(cell, w))
+    return [f"{summary}: " + "; ".join(f"{where}: {', '.join(names)}" if where else ", ".join(names)
+                                       for where, names in places.items())
+            for summary, places in kinds.items()]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from corobench.export.grouping import groups, tabulate
+from corobench.export.grouping import groups, scenario_warnings, tabulate
 from corobench.results import Cell, by_scenario
 
 LEGEND = ("Medians of the measured repetitions; the bracket is the median's 95 % confidence interval from "
@@ -19,7 +19,7 @@ def cell_text(text: str) -> str:
 def scenario_tables(scenario: str, cells: list[Cell], heading: str = "###") -> str:
     lines: list[str] = []
     for label, group in groups(cells):
-        data = tabulate(scenario, label, group)
+        data = tabulate(scenario, label, group, warnings=False)
         lines.append(f"{heading} {label}\n")
         lines.append("| " + " | ".join(data.columns) + " |")
         lines.append("|" + "---|" * len(data.columns))
@@ -31,6 +31,10 @@ def scenario_tables(scenario: str, cells: list[Cell], heading: str = "###") -> s
         lines += [f"- {cell_text(note)}" for note in data.notes]
         if data.notes:
             lines.append("")
+    warnings = scenario_warnings(cells)
+    if warnings:  # once for the scenario: the same warning under each of its tables was noise
+        lines.append(f"{heading} Warnings\n")
+        lines += [f"- {cell_text(w)}" for w in warnings] + [""]
     return "\n".join(lines)
 
 

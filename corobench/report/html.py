@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Mapping, Sequence
 
 from corobench import compare as cmp
-from corobench.export.grouping import groups, ranked, tabulate
+from corobench.export.grouping import groups, ranked, scenario_warnings, tabulate
 from corobench.results import Cell, by_scenario
 from corobench.scenarios import get_scenario
 
@@ -85,7 +85,7 @@ def results_tables(scenario: str, cells: list[Cell]) -> list[dict]:
     median [CI], vs best, the other metrics, runs; notes below), with the values it sorts by."""
     tables = []
     for label, group in groups(cells):
-        data = tabulate(scenario, label, group)
+        data = tabulate(scenario, label, group, warnings=False)
         metrics = group[0].metrics
         columns = [{"label": name, "type": "text" if i == 0 else "number"} for i, name in enumerate(data.columns)]
         columns[1]["title"] = f"{metrics[0].better} is better"
@@ -220,6 +220,7 @@ def render(meta: Mapping, cells: list[Cell], rows: Sequence[Mapping], charts: Ma
         chart_index += len(views)
         scenarios.append({"name": name, "summary": get_scenario(name).summary, "charts": views,
                           "tables": results_tables(name, group),
+                          "warnings": [plain(w) for w in scenario_warnings(group)],
                           "failures": failures(rows, name)})
     return env.get_template("report.html.j2").render(
         meta=meta, intro=intro, scenarios=scenarios, machine=machine_view(meta),
