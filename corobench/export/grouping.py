@@ -72,11 +72,7 @@ def tabulate(scenario: str, label: str, group: list[Cell], metric_count: int | N
         row += [human(cell.summaries[m.key].median, m.unit) if m.key in cell.summaries else "—" for m in others]
         data.rows.append(row + [runs])
     if warnings:  # each kind of warning once per table, naming the programs it applies to
-        kinds: dict[str, list[str]] = {}
-        for cell in group:
-            for w in cell.warnings:
-                kinds.setdefault(_summary(w), []).append(_named(cell, w))
-        data.notes += [f"{summary}: {', '.join(programs)}" for summary, programs in kinds.items()]
+        data.notes += scenario_warnings(group)
     ok = [c for c in group if c.status == "ok" and c.headline() is not None]
     if len(ok) > 1 and min(c.headline().n for c in ok) < MIN_RUNS_SIGNIFICANT:
         data.notes.append(f"with fewer than {MIN_RUNS_SIGNIFICANT} runs per program no difference can be significant "
@@ -84,18 +80,10 @@ def tabulate(scenario: str, label: str, group: list[Cell], metric_count: int | N
     return data
 
 
-def _summary(warning: object) -> str:
-    return getattr(warning, "summary", str(warning))
-
-
-def _named(cell: Cell, warning: object) -> str:
-    detail = getattr(warning, "detail", "")
-    return cell.program + (f" ({detail})" if detail else "")
-
-
 def scenario_warnings(cells: list[Cell]) -> list[str]:
-    """Each kind of warning once for a whole scenario (a report shows them below its last table):
-    the cells it applies to, by the parameters that tell the scenario's tables apart."""
+    """Each kind of warning once for these cells (one table's, or a whole scenario's, which a
+    report shows below its last table): the programs it applies to, grouped by the parameters
+    that tell their tables apart."""
     varying = [k for k in dict.fromkeys(k for c in cells for k in c.params)
                if len({repr(c.params.get(k)) for c in cells}) > 1]
     threads = len({c.threads for c in cells}) > 1
@@ -104,7 +92,9 @@ def scenario_warnings(cells: list[Cell]) -> list[str]:
         where = " ".join([f"{k}={cell.params.get(k)}" for k in varying] +
                          ([f"threads={cell.threads}"] if threads and cell.threads is not None else []))
         for w in cell.warnings:
-            kinds.setdefault(_summary(w), {}).setdefault(where, []).append(_named(cell, w))
+            summary, detail = getattr(w, "summary", str(w)), getattr(w, "detail", "")
+            named = cell.program + (f" ({detail})" if detail else "")
+            kinds.setdefault(summary, {}).setdefault(where, []).append(named)
     return [f"{summary}: " + "; ".join(f"{where}: {', '.join(names)}" if where else ", ".join(names)
                                        for where, names in places.items())
             for summary, places in kinds.items()]
