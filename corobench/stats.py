@@ -13,7 +13,6 @@ import statistics
 from dataclasses import dataclass
 
 
-
 @dataclass(frozen=True)
 class Summary:
     n: int
