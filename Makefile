@@ -29,7 +29,7 @@ bench: setup
 # The implementations' own unit tests (so they can't rot), then the harness's tests.
 impl-unit-tests:
 	cd impls/rust && cargo test --locked -q -p corobench-common
-	cd impls/go && go test ./...
+	cd impls/go && go test ./... && go test -tags httpd ./...
 	cd loadgen && cargo test --release --locked -q
 
 test: setup impl-unit-tests

@@ -1,3 +1,7 @@
+//go:build httpd
+
+// The http server, built into corobench-go-http only (see http_handoff.go).
+
 package main
 
 import (
