@@ -18,7 +18,7 @@ const httpBinary = "corobench-go-http"
 // (pid, process group, cgroup, CPU pinning), a different image. net/http would
 // double this binary's size, and the Go runtime touches its binary's pages in
 // proportion to its size at start, so every batch scenario would pay for it:
-// peak RSS at `tasks -n 1` 4.9 MiB with net/http linked in, 2.9 MiB without
+// peak RSS at `tasks -n 1` 4.8 MiB with net/http linked in, 2.8–2.9 MiB without
 // (impls/go/README.md). The flags were checked here already and are passed on
 // unchanged.
 func runHTTP(protocol.Server) {
