@@ -1,6 +1,7 @@
 //! Shared helper of the corobench Rust implementations (see docs/protocol.md):
 //! flag parsing and validation, the event type, the one-line JSON result,
-//! exit codes, and the `--cpuprofile` flame graph. The server scenarios
+//! exit codes, and the `--cpuprofile` flame graph. The batch scenarios'
+//! bodies for the async runtimes are in [`batch`]; the server scenarios
 //! (echo, http) have their own module, [`server`].
 //!
 //! Every runtime crate calls [`parse_args`] first and prints its result with
@@ -13,6 +14,7 @@ use std::fs::File;
 use std::io::{self, Write};
 use std::sync::atomic::{AtomicU64, Ordering};
 
+pub mod batch;
 pub mod server;
 
 // ---------------------------------------------------------------- exits
@@ -332,6 +334,17 @@ pub enum Command {
     Blocking(BlockingArgs),
 }
 
+impl Command {
+    /// The `--threads` asked for (or the `ThreadsMode::Env` variable's value).
+    pub fn threads(&self) -> Option<usize> {
+        match self {
+            Command::Chain(a) => a.threads,
+            Command::Tasks(a) => a.threads,
+            Command::Blocking(a) => a.threads,
+        }
+    }
+}
+
 struct Flag {
     short: Option<&'static str>,
     long: &'static str,
@@ -636,12 +649,7 @@ pub fn parse_args(spec: &Spec) -> Command {
     };
     let cmd = parse_from(spec, &args).unwrap_or_else(|msg| bad_input(msg));
     if let ThreadsMode::Env(var) = spec.threads {
-        let threads = match &cmd {
-            Command::Chain(a) => a.threads,
-            Command::Tasks(a) => a.threads,
-            Command::Blocking(a) => a.threads,
-        };
-        if let Some(n) = threads {
+        if let Some(n) = cmd.threads() {
             // Still single-threaded here: no runtime has started yet.
             std::env::set_var(var, n.to_string());
         }

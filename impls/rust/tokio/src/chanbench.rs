@@ -3,20 +3,20 @@
 //! chain over another bounded channel. The shipped build always uses
 //! kanal (the fastest). Figures and reasoning: ../README.md.
 
+use corobench_common::batch::{self, Chan};
 use corobench_common::{ChainArgs, Event};
-use tokio::runtime::Runtime;
 
-use crate::{chain_with, Chan, Kanal};
+use crate::{Kanal, Tokio};
 
 pub const CHANNELS: &[&str] = &["tokio", "futures", "async-channel", "flume", "kanal"];
 
-pub fn chain(rt: &Runtime, a: &ChainArgs, workers: usize, name: &str) {
+pub fn chain(rt: &Tokio, a: &ChainArgs, workers: usize, name: &str) {
     match name {
-        "tokio" => chain_with::<TokioMpsc>(rt, a, workers),
-        "futures" => chain_with::<FuturesMpsc>(rt, a, workers),
-        "async-channel" => chain_with::<AsyncChannel>(rt, a, workers),
-        "flume" => chain_with::<Flume>(rt, a, workers),
-        "kanal" => chain_with::<Kanal>(rt, a, workers),
+        "tokio" => batch::chain::<Tokio, TokioMpsc>(rt, a, workers),
+        "futures" => batch::chain::<Tokio, FuturesMpsc>(rt, a, workers),
+        "async-channel" => batch::chain::<Tokio, AsyncChannel>(rt, a, workers),
+        "flume" => batch::chain::<Tokio, Flume>(rt, a, workers),
+        "kanal" => batch::chain::<Tokio, Kanal>(rt, a, workers),
         _ => unreachable!(),
     }
 }
@@ -41,21 +41,7 @@ impl Chan for FuturesMpsc {
     }
 }
 
-pub struct AsyncChannel;
-
-impl Chan for AsyncChannel {
-    type Tx = async_channel::Sender<Event>;
-    type Rx = async_channel::Receiver<Event>;
-    fn channel(capacity: usize) -> (Self::Tx, Self::Rx) {
-        async_channel::bounded(capacity)
-    }
-    async fn send(tx: &mut Self::Tx, ev: Event) -> bool {
-        tx.send(ev).await.is_ok()
-    }
-    async fn recv(rx: &mut Self::Rx) -> Option<Event> {
-        rx.recv().await.ok()
-    }
-}
+corobench_common::async_channel_chan!(pub AsyncChannel, async_channel);
 
 pub struct Flume;
 

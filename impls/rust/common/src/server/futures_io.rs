@@ -3,7 +3,10 @@
 
 use futures_lite::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
-use super::{Counts, Echo, HttpConn, HttpNext, Totals};
+use super::{Counts, Echo, HttpConn, HttpNext, Servers, Totals};
+
+/// What these handlers serve: echo and http, one way each (no variants).
+pub const SERVERS: Servers = Servers { echo: Some(&[]), http: Some(&[]) };
 
 /// Serve echo requests until the client closes; add the connection's counts once, at its end.
 pub async fn echo_conn<S: AsyncRead + AsyncWrite + Unpin>(mut s: S, e: Echo, totals: &Totals) {
