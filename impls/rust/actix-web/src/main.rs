@@ -108,11 +108,12 @@ async fn serve(a: ServerArgs, n: usize) -> ! {
             Poll::Pending
         }
     });
-    let http = HttpServer::new(|| {
+    let route = format!("{}{{token}}", server::HTTP_PING_PREFIX);
+    let http = HttpServer::new(move || {
         let w = Arc::new(Worker::default());
         WORKERS.lock().unwrap_or_else(|e| e.into_inner()).push(Arc::clone(&w));
         WORKER.with(|c| *c.borrow_mut() = Some(w));
-        App::new().route("/ping/{token}", web::get().to(ping)).default_service(web::to(not_found))
+        App::new().route(&route, web::get().to(ping)).default_service(web::to(not_found))
     })
     .workers(n)
     // No idle timeout: a keep-alive connection stays open until the client

@@ -36,20 +36,9 @@ pub const STOP_POLL: Duration = Duration::from_millis(5);
 
 // ---------------------------------------------------------------- args
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Scenario {
-    Echo,
-    Http,
-}
-
-impl Scenario {
-    pub fn name(self) -> &'static str {
-        match self {
-            Scenario::Echo => "echo",
-            Scenario::Http => "http",
-        }
-    }
-}
+/// The server scenarios' names, defined once for the servers and the load
+/// generator (corobench-wire).
+pub use corobench_wire::{Scenario, HTTP_PING_PREFIX};
 
 /// The server scenarios a program serves and their variants (the first is
 /// the default). `None`: the scenario is not served; `Some(&[])`: served,
@@ -174,10 +163,12 @@ fn bounded(f: &Flags, name: &str, default: u64, min: u64, max: u64) -> Result<u6
 /// Parses `echo|http [flags]`. `Ok(None)`: another scenario (the batch
 /// parser's business).
 pub fn parse_server_from(spec: &Spec, servers: &Servers, args: &[String]) -> Result<Option<ServerArgs>, String> {
-    let (scenario, variants) = match args.first().map(String::as_str) {
-        Some("echo") => (Scenario::Echo, servers.echo),
-        Some("http") => (Scenario::Http, servers.http),
-        _ => return Ok(None),
+    let Some(scenario) = args.first().and_then(|name| Scenario::from_name(name)) else {
+        return Ok(None);
+    };
+    let variants = match scenario {
+        Scenario::Echo => servers.echo,
+        Scenario::Http => servers.http,
     };
     let Some(variants) = variants else {
         return Err(format!("scenario '{}' is not served by {}", scenario.name(), spec.id));
@@ -540,7 +531,7 @@ pub fn ping_token<'a>(method: &str, path: &'a str) -> Option<&'a str> {
     if method != "GET" {
         return None;
     }
-    let token = path.strip_prefix("/ping/")?;
+    let token = path.strip_prefix(HTTP_PING_PREFIX)?;
     valid_token(token).then_some(token)
 }
 
