@@ -1,6 +1,8 @@
 //! http: `GET /ping/<token>` with a different token per request, and the check of the response
 //! (parsed with httparse) as its bytes arrive.
 
+use corobench_wire::HTTP_PING_PREFIX;
+
 use crate::proto::{Exchange, Feed};
 
 const TOKEN_ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
@@ -42,7 +44,7 @@ pub enum Problem {
 }
 
 pub struct HttpExchange {
-    /// "GET /ping/" — the token is written after it.
+    /// "GET " + HTTP_PING_PREFIX — the token is written after it.
     request: Vec<u8>,
     prefix_len: usize,
     /// " HTTP/1.1\r\nHost: <target>\r\n\r\n"
@@ -56,10 +58,10 @@ pub struct HttpExchange {
 
 impl HttpExchange {
     pub fn new(host: &str) -> HttpExchange {
-        let prefix = b"GET /ping/";
+        let prefix = format!("GET {HTTP_PING_PREFIX}").into_bytes();
         let suffix = format!(" HTTP/1.1\r\nHost: {host}\r\n\r\n").into_bytes();
         let mut request = Vec::with_capacity(prefix.len() + 11 + suffix.len());
-        request.extend_from_slice(prefix);
+        request.extend_from_slice(&prefix);
         HttpExchange {
             request,
             prefix_len: prefix.len(),
@@ -192,7 +194,7 @@ impl Exchange for HttpExchange {
             None => "no problem".to_string(),
         };
         let shown = &self.buf[..self.len.min(300)];
-        format!("GET /ping/{token}: {what}; response {:?}", String::from_utf8_lossy(shown))
+        format!("GET {HTTP_PING_PREFIX}{token}: {what}; response {:?}", String::from_utf8_lossy(shown))
     }
 }
 
