@@ -6,13 +6,14 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::io::{self, Read, Write};
-use std::net::{Ipv4Addr, SocketAddr};
+use std::net::{IpAddr, SocketAddr};
 use std::time::Duration;
 
 use mio::net::TcpStream;
 use mio::unix::SourceFd;
 use mio::{Events, Interest, Poll, Token};
 
+use crate::interval::Recorder;
 use crate::proto::{Exchange, Feed};
 use crate::schedule::Schedule;
 use crate::stats::{Cause, Stats};
@@ -25,7 +26,7 @@ pub struct Plan {
     /// Global index of this thread's first worker, and how many workers it runs.
     pub first_worker: usize,
     pub workers: usize,
-    /// All workers of the run (C).
+    /// All workers of the run, over all agents (C): the open-loop schedule is theirs.
     pub total_workers: usize,
     /// echo: connections this thread opens in total (`None`: until the stop time).
     pub connections: Option<u64>,
@@ -33,11 +34,14 @@ pub struct Plan {
     pub per_connection: Option<u64>,
     /// http: requests of each of this thread's workers (`None`: until the stop time).
     pub requests: Option<Vec<u64>>,
+    /// Requests/s of all agents together (the schedule places this thread's workers in it).
     pub rate: Option<f64>,
     pub timeout_ns: u64,
     /// Source addresses to spread connections over (empty: let the kernel choose).
-    pub sources: Vec<Ipv4Addr>,
-    /// Sequence numbers of this thread are `thread + n * stride`: unique over the run.
+    pub sources: Vec<IpAddr>,
+    /// Sequence numbers of this thread are `seq_first + n * seq_stride`: unique over the run
+    /// and over all agents.
+    pub seq_first: u64,
     pub seq_stride: u64,
 }
 
@@ -109,13 +113,17 @@ pub struct Engine<E: Exchange> {
     seq: u64,
     active: usize,
     source_next: usize,
+    /// Set while `preconnect` runs: a connection that is up waits for the load to start.
+    preconnecting: bool,
+    /// Per-interval records of the window (duration-bounded runs).
+    recorder: Option<Recorder>,
     pub stats: Stats,
 }
 
 impl<E: Exchange> Engine<E> {
     /// Set up the thread's workers (all allocation happens here). `make` builds a worker's
-    /// exchange state.
-    pub fn new(plan: Plan, mut make: impl FnMut() -> E) -> io::Result<Engine<E>> {
+    /// exchange state; `recorder` counts the window's intervals.
+    pub fn new(plan: Plan, recorder: Option<Recorder>, mut make: impl FnMut() -> E) -> io::Result<Engine<E>> {
         let poll = Poll::new()?;
         let timer = if plan.rate.is_some() {
             let t = TimerFd::new()?;
@@ -154,15 +162,60 @@ impl<E: Exchange> Engine<E> {
             slots,
             seq: 0,
             source_next,
-            times: Times { t0: 0, window_start: 0, stop_at: u64::MAX },
+            preconnecting: false,
+            recorder,
+            // until `run` sets the times (after a preconnect), nothing is in the window
+            times: Times { t0: 0, window_start: u64::MAX, stop_at: u64::MAX },
             stats: Stats::new(),
             plan,
         })
     }
 
-    /// Run the load until every worker is done. `times` is the same for every thread.
-    pub fn run(&mut self, times: Times) -> io::Result<()> {
+    /// Open every worker's connection before the load starts, so that the first requests at
+    /// the start time find them up (http with `--start-at`). A connect that fails counts as a
+    /// `connect` error; that worker connects again at its first exchange.
+    pub fn preconnect(&mut self) -> io::Result<()> {
+        self.preconnecting = true;
+        let now = sys::now_ns();
+        for i in 0..self.slots.len() {
+            self.connect(i, now);
+        }
+        let sweep_ns = self.sweep_ns();
+        let mut next_sweep = now + sweep_ns;
+        let mut events = Events::with_capacity(1024);
+        while self.slots.iter().any(|s| s.state == State::Connecting) {
+            let now = sys::now_ns();
+            match self.poll.poll(&mut events, Some(Duration::from_nanos(next_sweep.saturating_sub(now)))) {
+                Ok(()) => {}
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            }
+            for ev in events.iter() {
+                let failed = ev.is_error() || ev.is_write_closed();
+                self.on_event(ev.token(), false, ev.is_writable(), failed);
+            }
+            let now = sys::now_ns();
+            if now >= next_sweep {
+                self.sweep(now);
+                next_sweep = now + sweep_ns;
+            }
+        }
+        self.preconnecting = false;
+        Ok(())
+    }
+
+    /// Deadlines are checked by a sweep this often: a timeout is late by at most this much.
+    fn sweep_ns(&self) -> u64 {
+        (self.plan.timeout_ns / 8).clamp(1_000_000, 100_000_000)
+    }
+
+    /// Run the load until every worker is done (and, with intervals, until the window's last
+    /// interval has been handed over). `times` is the same for every thread.
+    pub fn run(&mut self, times: Times, grid: Option<crate::interval::Grid>) -> io::Result<()> {
         self.times = times;
+        if let (Some(r), Some(g)) = (self.recorder.as_mut(), grid) {
+            r.start(g);
+        }
         if let Some(rate) = self.plan.rate {
             for (w, s) in self.slots.iter_mut().enumerate() {
                 s.schedule = Some(Schedule::new(times.t0, rate, self.plan.first_worker + w, self.plan.total_workers));
@@ -173,13 +226,21 @@ impl<E: Exchange> Engine<E> {
             self.advance(i, sys::now_ns());
         }
         let now = sys::now_ns();
-        // Deadlines are checked by a sweep this often: a timeout is late by at most this much.
-        let sweep_ns = (self.plan.timeout_ns / 8).clamp(1_000_000, 100_000_000);
+        let sweep_ns = self.sweep_ns();
         let mut next_sweep = now + sweep_ns;
         let mut events = Events::with_capacity(1024);
-        while self.active > 0 {
+        // An interval ends when this thread's clock passes its end; a thread whose workers are
+        // all done (an open loop's last slots came before the stop) still hands over the rest
+        // at their time, not early.
+        while self.active > 0 || self.recorder.as_ref().is_some_and(|r| r.next_end().is_some()) {
             let now = sys::now_ns();
             let mut wait = next_sweep.saturating_sub(now);
+            if let Some(r) = self.recorder.as_mut() {
+                r.roll(now, &mut self.stats.hist);
+                if let Some(end) = r.next_end() {
+                    wait = wait.min(end.saturating_sub(now));
+                }
+            }
             if let Some(&Reverse((due, _))) = self.heap.peek() {
                 if due <= now {
                     wait = 0;
@@ -263,7 +324,7 @@ impl<E: Exchange> Engine<E> {
             State::Reading if readable || failed => self.read_some(i),
             _ => Step::Busy,
         };
-        if step == Step::Free {
+        if step == Step::Free && !self.preconnecting {
             // a fresh time: the next exchange's latency starts at its send, not at this event
             self.advance(i, sys::now_ns());
         }
@@ -325,6 +386,11 @@ impl<E: Exchange> Engine<E> {
         if s.stream.is_some() {
             return self.send(i, now);
         }
+        self.connect(i, now)
+    }
+
+    /// Open a new connection for worker `i` (its exchange is sent once it is up).
+    fn connect(&mut self, i: usize, now: u64) -> Step {
         if self.pool != u64::MAX {
             self.pool -= 1;
         }
@@ -355,17 +421,30 @@ impl<E: Exchange> Engine<E> {
         }
     }
 
+    fn in_window(&self, now: u64) -> bool {
+        now >= self.times.window_start && now < self.times.stop_at
+    }
+
     fn connected(&mut self, i: usize, now: u64) -> Step {
         self.stats.connections += 1;
-        if now >= self.times.window_start && now < self.times.stop_at {
+        if self.in_window(now) {
             self.stats.win_connections += 1;
+            if let Some(r) = self.recorder.as_mut() {
+                r.at(now, &mut self.stats.hist).connections += 1;
+            }
         }
         self.slots[i].conn_left = self.plan.per_connection.unwrap_or(u64::MAX);
+        if self.preconnecting {
+            let s = &mut self.slots[i];
+            s.state = State::Idle;
+            s.deadline = 0;
+            return Step::Busy;
+        }
         self.send(i, now)
     }
 
     fn send(&mut self, i: usize, now: u64) -> Step {
-        let seq = self.plan.thread as u64 + self.seq * self.plan.seq_stride;
+        let seq = self.plan.seq_first.wrapping_add(self.seq.wrapping_mul(self.plan.seq_stride));
         self.seq += 1;
         let s = &mut self.slots[i];
         s.ex.begin(seq);
@@ -428,25 +507,43 @@ impl<E: Exchange> Engine<E> {
 
     /// The reply is complete (`feed` says how it checked).
     fn complete(&mut self, i: usize, feed: Feed, now: u64) -> Step {
-        let in_window = now >= self.times.window_start && now < self.times.stop_at;
+        let in_window = self.in_window(now);
         let st = &mut self.stats;
-        st.requests += 1;
-        if in_window {
-            st.win_requests += 1;
-        }
         let s = &mut self.slots[i];
         s.deadline = 0;
         s.state = State::Idle;
-        if feed == Feed::Ok {
+        let ok = feed == Feed::Ok;
+        st.requests += 1;
+        if ok {
             st.ok += 1;
-            if in_window {
-                st.win_ok += 1;
-                st.hist.saturating_record(now.saturating_sub(s.lat_start).max(1));
-            }
         } else {
             st.mismatched += 1;
             let ex = &s.ex;
             st.note_first(now, || format!("mismatch: {}", ex.describe()));
+        }
+        if in_window {
+            st.win_requests += 1;
+            let latency = now.saturating_sub(s.lat_start).max(1);
+            if ok {
+                st.win_ok += 1;
+            } else {
+                st.win_mismatched += 1;
+            }
+            match self.recorder.as_mut() {
+                // the window's histogram is the sum of the intervals' (Recorder::roll)
+                Some(r) => {
+                    let t = r.at(now, &mut st.hist);
+                    t.requests += 1;
+                    if ok {
+                        t.ok += 1;
+                        t.hist.saturating_record(latency);
+                    } else {
+                        t.mismatched += 1;
+                    }
+                }
+                None if ok => st.hist.saturating_record(latency),
+                None => {}
+            }
         }
         if s.conn_left != u64::MAX {
             s.conn_left -= 1;
@@ -461,6 +558,12 @@ impl<E: Exchange> Engine<E> {
     /// The exchange failed: count the cause, drop the connection; the worker is free.
     fn fail(&mut self, i: usize, cause: Cause, err: Option<io::Error>, now: u64) -> Step {
         self.stats.errors[cause as usize] += 1;
+        if self.in_window(now) {
+            self.stats.win_errors[cause as usize] += 1;
+            if let Some(r) = self.recorder.as_mut() {
+                r.at(now, &mut self.stats.hist).error(cause);
+            }
+        }
         let s = &mut self.slots[i];
         let state = s.state;
         let got = s.ex.received_bytes();
@@ -490,7 +593,9 @@ impl<E: Exchange> Engine<E> {
             let s = &self.slots[i];
             if s.deadline != 0 && s.deadline <= now && matches!(s.state, State::Connecting | State::Writing | State::Reading) {
                 self.fail(i, Cause::Timeout, None, now);
-                self.advance(i, now);
+                if !self.preconnecting {
+                    self.advance(i, now);
+                }
             }
         }
     }

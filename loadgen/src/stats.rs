@@ -31,6 +31,8 @@ pub struct Stats {
     pub win_connections: u64,
     pub win_requests: u64,
     pub win_ok: u64,
+    pub win_mismatched: u64,
+    pub win_errors: [u64; 5],
     /// Latency of the window's ok exchanges, ns.
     pub hist: Histogram<u64>,
     /// When and what went wrong first on this thread.
@@ -56,6 +58,8 @@ impl Stats {
             win_connections: 0,
             win_requests: 0,
             win_ok: 0,
+            win_mismatched: 0,
+            win_errors: [0; 5],
             hist: new_histogram(),
             first_error: None,
             end_ns: 0,
@@ -81,6 +85,10 @@ impl Stats {
         self.win_connections += other.win_connections;
         self.win_requests += other.win_requests;
         self.win_ok += other.win_ok;
+        self.win_mismatched += other.win_mismatched;
+        for (a, b) in self.win_errors.iter_mut().zip(other.win_errors) {
+            *a += b;
+        }
         self.hist.add(&other.hist).expect("histograms of equal bounds");
         self.first_error = match (self.first_error.take(), other.first_error) {
             (Some(a), Some(b)) => Some(if b.0 < a.0 { b } else { a }),
@@ -98,6 +106,15 @@ pub fn encode_histogram(h: &Histogram<u64>) -> String {
     let mut bytes = Vec::new();
     V2DeflateSerializer::new().serialize(h, &mut bytes).expect("serializing a histogram into memory");
     base64::engine::general_purpose::STANDARD.encode(bytes)
+}
+
+/// `errors` of the output: the count of each cause by name.
+pub fn errors_json(errors: &[u64; 5]) -> serde_json::Value {
+    let mut m = serde_json::Map::new();
+    for (name, cause) in CAUSES {
+        m.insert(name.into(), errors[cause as usize].into());
+    }
+    serde_json::Value::Object(m)
 }
 
 /// `latency_us` of the output: null fields when nothing was recorded.

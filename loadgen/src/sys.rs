@@ -2,7 +2,7 @@
 //! mask, the file descriptor limit, sockets bound to a source address, and a timerfd.
 
 use std::io;
-use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::net::{IpAddr, SocketAddr};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 
 /// CLOCK_MONOTONIC in nanoseconds: the clock of Python's `time.monotonic_ns()`, so the harness
@@ -13,6 +13,17 @@ pub fn now_ns() -> u64 {
     // SAFETY: ts is a valid timespec; CLOCK_MONOTONIC always exists on Linux.
     unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// Sleep until CLOCK_MONOTONIC reaches `at_ns` (at once if it has).
+pub fn sleep_until(at_ns: u64) {
+    let ts = libc::timespec { tv_sec: (at_ns / 1_000_000_000) as libc::time_t, tv_nsec: (at_ns % 1_000_000_000) as libc::c_long };
+    if now_ns() >= at_ns {
+        return;
+    }
+    // SAFETY: ts is a valid timespec; an absolute sleep interrupted by a signal is resumed with
+    // the same end time.
+    while unsafe { libc::clock_nanosleep(libc::CLOCK_MONOTONIC, libc::TIMER_ABSTIME, &ts, std::ptr::null_mut()) } == libc::EINTR {}
 }
 
 /// User and system CPU seconds of this process so far (all threads).
@@ -104,7 +115,7 @@ pub enum Connect {
 /// first bound to that address with IP_BIND_ADDRESS_NO_PORT, so that the kernel picks the
 /// ephemeral port at connect time for the whole 4-tuple: each source address then has its own
 /// port range, which is what lets short connections go past ~28,000 in a minute.
-pub fn connect(target: SocketAddr, source: Option<Ipv4Addr>) -> io::Result<Connect> {
+pub fn connect(target: SocketAddr, source: Option<IpAddr>) -> io::Result<Connect> {
     let family = if target.is_ipv4() { libc::AF_INET } else { libc::AF_INET6 };
     // SAFETY: plain socket(2); the fd is owned right away so every error path closes it.
     let fd = check(unsafe { libc::socket(family, libc::SOCK_STREAM | libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC, 0) })?;
@@ -114,9 +125,10 @@ pub fn connect(target: SocketAddr, source: Option<Ipv4Addr>) -> io::Result<Conne
     // for an ACK (Nagle), adding a delay that is the client's, not the server's.
     setsockopt_int(raw, libc::IPPROTO_TCP, libc::TCP_NODELAY, 1)?;
     if let Some(src) = source {
+        // an IPPROTO_IP option, honoured by IPv6 sockets too
         setsockopt_int(raw, libc::IPPROTO_IP, libc::IP_BIND_ADDRESS_NO_PORT, 1)?;
-        let (sa, len) = sockaddr(SocketAddr::new(IpAddr::V4(src), 0));
-        // SAFETY: sa/len describe a valid sockaddr_in.
+        let (sa, len) = sockaddr(SocketAddr::new(src, 0));
+        // SAFETY: sa/len describe a valid sockaddr of the socket's family.
         check(unsafe { libc::bind(raw, &sa as *const _ as *const libc::sockaddr, len) })?;
     }
     let (sa, len) = sockaddr(target);

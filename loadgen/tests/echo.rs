@@ -310,3 +310,66 @@ fn server_that_echoes_as_it_reads() {
     assert_eq!((r.stats.ok, r.stats.mismatched), (12, 0), "{:?} {}", errors(&r), first_error(&r));
     assert_eq!(server.settle(), (6, 12));
 }
+
+#[test]
+fn agents_split_the_totals_and_send_different_requests() {
+    static SEEN: std::sync::Mutex<Vec<Vec<u8>>> = std::sync::Mutex::new(Vec::new());
+    fn remember(mut sock: TcpStream, ctx: &Ctx) -> u64 {
+        let mut req = vec![0u8; ctx.size];
+        let mut n = 0;
+        while read_full(&mut sock, &mut req) {
+            SEEN.lock().unwrap().push(req.clone());
+            if !write_all(&mut sock, &[&req[..], &uuid_lines(ctx.uuids)].concat()) {
+                break;
+            }
+            n += 1;
+        }
+        n
+    }
+    let server = Server::start(remember, 17, 1);
+    let cmds: Vec<String> = (0..2)
+        .map(|i| format!("echo --target {} --connections 101 --concurrency 5 --per-connection 2 --uuids 1 --agent {i}/2", server.target()))
+        .collect();
+    let reports = load_agents(&cmds, LIMIT);
+    let got: Vec<(u64, u64, usize)> = reports.iter().map(|r| (r.stats.connections, r.stats.ok, r.share.concurrency)).collect();
+    assert_eq!(got, [(51, 102, 3), (50, 100, 2)]);
+    assert_eq!(server.settle(), (101, 202));
+    let mut seen = SEEN.lock().unwrap().clone();
+    // agent I's requests carry sequence numbers ≡ I (mod 2): the hex head's last digit
+    let odd = seen.iter().filter(|r| {
+        let head = r.split(|&b| b == b':').next().unwrap();
+        u64::from_str_radix(std::str::from_utf8(head).unwrap(), 16).unwrap() % 2 == 1
+    });
+    assert_eq!(odd.count(), 100);
+    seen.sort();
+    seen.dedup();
+    assert_eq!(seen.len(), 202, "a request was sent twice");
+}
+
+#[test]
+fn intervals_add_up_to_the_window() {
+    let server = Server::start(good, 17, 2);
+    for extra in ["", "--rate 1500"] {
+        let (cfg, r) = load(
+            &format!("echo --target {} --duration 0.3 --warmup-s 0.1 --concurrency 4 --uuids 2 --interval-ms 100 {extra}", server.target()),
+            LIMIT,
+        );
+        assert_eq!(r.stats.ok, r.stats.requests, "{extra}: {}", first_error(&r));
+        assert_eq!(r.intervals.len(), 3);
+        // short connections: every interval opens some
+        assert!(r.intervals.iter().all(|i| i.connections > 0), "{extra}: {:?}", r.intervals);
+        check_intervals(&cfg, &r);
+    }
+}
+
+#[test]
+fn ipv6_sources() {
+    if std::net::TcpListener::bind("[::1]:0").is_err() {
+        eprintln!("no IPv6 loopback here; skipped");
+        return;
+    }
+    let server = Server::start_on("[::1]:0", good, 17, 5);
+    let (_, r) = load(&format!("echo --target {} --connections 20 --concurrency 2 --sources ::1", server.target()), LIMIT);
+    assert_eq!(r.stats.ok, 20, "{}", first_error(&r));
+    assert_eq!(server.settle(), (20, 20));
+}

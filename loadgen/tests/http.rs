@@ -5,6 +5,7 @@ mod common;
 
 use std::io::Read;
 use std::net::TcpStream;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -298,4 +299,162 @@ fn open_loop_duration_mode() {
     assert!(st.win_ok > 0 && st.win_ok < st.requests, "{}", st.win_ok);
     assert_eq!(st.ok, st.requests, "{}", first_error(&r));
     assert_eq!(server.settle(), (5, st.requests));
+}
+
+#[test]
+fn intervals_add_up_to_the_window_closed_and_open_loop() {
+    let server = Server::start(good, 0, 0);
+    for extra in ["", "--rate 2000"] {
+        let (cfg, r) = load(
+            &format!("http --target {} --duration 0.55 --warmup-s 0.1 --connections 6 --interval-ms 100 {extra}", server.target()),
+            LIMIT,
+        );
+        assert_eq!(r.stats.ok, r.stats.requests, "{extra}: {}", first_error(&r));
+        // 0.55 s in 100 ms intervals: five whole and a last one of 50 ms
+        assert_eq!(r.intervals.len(), 6, "{extra}");
+        assert_eq!(r.intervals[5].end_ns - r.intervals[5].start_ns, 50_000_000);
+        check_intervals(&cfg, &r);
+        assert!(r.intervals.iter().filter(|i| i.ok > 0).count() >= 4, "{extra}: {:?}", r.intervals);
+    }
+}
+
+/// Little's law: C connections always busy at λ exchanges/s each take C/λ on average. The
+/// client's latency runs from the send to the read that completed the reply, including the time
+/// a reply waited while the client thread served other connections, so the identity holds for
+/// what it reports (wrk's latency, which leaves that wait out, would come out lower).
+#[test]
+fn little_law_holds_in_a_closed_loop() {
+    let server = Server::start(good, 0, 0);
+    let c = 8;
+    let (_, r) = load(&format!("http --target {} --duration 1 --warmup-s 0.2 --connections {c} --threads 2", server.target()), LIMIT);
+    let st = &r.stats;
+    assert_eq!(st.ok, st.requests, "{}", first_error(&r));
+    let seconds = (r.window_end - r.window_start) as f64 / 1e9;
+    let lambda = st.win_ok as f64 / seconds;
+    let mean_ns = st.hist.mean();
+    let implied_ns = c as f64 / lambda * 1e9;
+    assert!(st.win_ok > 100, "only {} exchanges", st.win_ok);
+    assert!((mean_ns / implied_ns - 1.0).abs() < 0.15, "mean {mean_ns:.0} ns, C/λ {implied_ns:.0} ns ({c} at {lambda:.0}/s)");
+    let p50 = st.hist.value_at_quantile(0.5) as f64;
+    assert!(p50 <= 2.0 * mean_ns, "p50 {p50} mean {mean_ns}");
+    assert!(st.hist.value_at_quantile(0.5) <= st.hist.value_at_quantile(0.99));
+    assert!(st.hist.value_at_quantile(0.99) <= st.hist.max());
+}
+
+/// Remembers every token and which connection sent it.
+static AGENT_TOKENS: std::sync::Mutex<Vec<(u64, String)>> = std::sync::Mutex::new(Vec::new());
+
+fn record_tokens(mut sock: TcpStream, ctx: &Ctx) -> u64 {
+    let mut buf = Vec::new();
+    let mut n = 0;
+    while let Some(path) = read_request(&mut sock, &mut buf) {
+        let t = token_of(&path).to_string();
+        AGENT_TOKENS.lock().unwrap().push((ctx.index, t.clone()));
+        if !write_all(&mut sock, &ok_response(&t)) {
+            break;
+        }
+        n += 1;
+    }
+    n
+}
+
+#[test]
+fn agents_split_the_totals_and_keep_their_tokens_apart() {
+    let server = Server::start(record_tokens, 0, 0);
+    let cmds: Vec<String> =
+        (0..3).map(|i| format!("http --target {} --requests 1001 --connections 7 --agent {i}/3", server.target())).collect();
+    let reports = load_agents(&cmds, LIMIT);
+    let got: Vec<(u64, u64, usize)> = reports.iter().map(|r| (r.stats.connections, r.stats.ok, r.share.concurrency)).collect();
+    assert_eq!(got, [(3, 334, 3), (2, 334, 2), (2, 333, 2)]);
+    for r in &reports {
+        assert_eq!(r.stats.ok, r.stats.requests, "{}", first_error(r));
+    }
+    assert_eq!(server.settle(), (7, 1001));
+    let seen = AGENT_TOKENS.lock().unwrap();
+    let mut tokens: Vec<&str> = seen.iter().map(|(_, t)| t.as_str()).collect();
+    tokens.sort_unstable();
+    tokens.dedup();
+    assert_eq!(tokens.len(), 1001, "a token was sent twice");
+    // agent I's tokens encode sequence numbers ≡ I (mod 3): each connection keeps one residue,
+    // and the residues' counts are the agents' shares
+    let mut by_residue = [0u64; 3];
+    for conn in 0..7 {
+        let residues: Vec<u64> = seen.iter().filter(|(c, _)| *c == conn).map(|(_, t)| token_seq(t) % 3).collect();
+        assert!(residues.windows(2).all(|w| w[0] == w[1]), "connection {conn}: {residues:?}");
+        by_residue[residues[0] as usize] += residues.len() as u64;
+    }
+    assert_eq!(by_residue, [334, 334, 333]);
+}
+
+#[test]
+fn start_at_opens_the_connections_first_and_measures_from_the_start_time() {
+    static FIRST_REQUEST: AtomicU64 = AtomicU64::new(u64::MAX);
+    fn note_first(sock: TcpStream, ctx: &Ctx) -> u64 {
+        serve(sock, ctx, |t, _, _| {
+            FIRST_REQUEST.fetch_min(corobench_load::sys::now_ns(), Ordering::AcqRel);
+            ok_response(t)
+        })
+    }
+    let server = Server::start(note_first, 0, 0);
+    let start_at = corobench_load::sys::now_ns() + 1_500_000_000;
+    let t0 = start_at - 300_000_000;
+    let target = server.target();
+    let run = thread::spawn(move || {
+        load(
+            &format!("http --target {target} --connections 4 --duration 0.4 --warmup-s 0.3 --interval-ms 100 --start-at {start_at}"),
+            LIMIT,
+        )
+    });
+    // before the load's start (t0 = start − warm-up) the connections are open and idle
+    thread::sleep(Duration::from_millis(400));
+    assert!(corobench_load::sys::now_ns() < t0, "the test itself was too slow to look before the start");
+    assert_eq!(server.counts.accepted.load(Ordering::Acquire), 4);
+    assert_eq!(FIRST_REQUEST.load(Ordering::Acquire), u64::MAX, "a request before the start");
+    let (cfg, r) = run.join().unwrap();
+    let st = &r.stats;
+    assert_eq!(st.ok, st.requests, "{}", first_error(&r));
+    assert!(FIRST_REQUEST.load(Ordering::Acquire) >= t0, "the load began before NS − W");
+    assert_eq!((r.window_start, r.window_end), (start_at, start_at + 400_000_000));
+    assert_eq!((st.connections, st.win_connections), (4, 0));
+    assert!(st.win_ok > 0 && st.win_ok < st.ok);
+    assert_eq!(r.intervals.len(), 4);
+    assert_eq!(r.intervals[0].start_ns, start_at);
+    check_intervals(&cfg, &r);
+    assert_eq!(server.settle(), (4, st.requests));
+}
+
+#[test]
+fn open_loop_rate_is_shared_by_the_agents() {
+    let server = Server::start(good, 0, 0);
+    // 5 connections over 2 agents (3 + 2) at 1000/s: 600 and 400 requests/s, 200 per connection
+    let cmds: Vec<String> = (0..2)
+        .map(|i| format!("http --target {} --requests 300 --connections 5 --rate 1000 --agent {i}/2", server.target()))
+        .collect();
+    let started = Instant::now();
+    let reports = load_agents(&cmds, LIMIT);
+    let took = started.elapsed();
+    let shares: Vec<(usize, u64, f64)> = reports.iter().map(|r| (r.share.concurrency, r.share.count.unwrap(), r.share.rate.unwrap())).collect();
+    assert_eq!(shares, [(3, 150, 600.0), (2, 150, 400.0)]);
+    assert_eq!(reports.iter().map(|r| r.stats.ok).sum::<u64>(), 300);
+    // each connection sends every 5 ms: agent 1's 75 per connection take 0.37 s
+    assert!(took >= Duration::from_millis(370), "{took:?}");
+    assert_eq!(server.settle(), (5, 300));
+}
+
+#[test]
+fn sources_spread_the_connections() {
+    static PEERS: std::sync::Mutex<Vec<std::net::IpAddr>> = std::sync::Mutex::new(Vec::new());
+    fn note_peer(sock: TcpStream, ctx: &Ctx) -> u64 {
+        PEERS.lock().unwrap().push(sock.peer_addr().unwrap().ip());
+        good(sock, ctx)
+    }
+    let server = Server::start(note_peer, 0, 0);
+    let (_, r) = load(&format!("http --target {} --requests 40 --connections 4 --sources 127.0.0.2,127.0.0.3", server.target()), LIMIT);
+    assert_eq!(r.stats.ok, 40, "{}", first_error(&r));
+    assert_eq!(r.sources.len(), 2);
+    server.settle();
+    let mut peers = PEERS.lock().unwrap().clone();
+    peers.sort();
+    let want: Vec<std::net::IpAddr> = ["127.0.0.2", "127.0.0.2", "127.0.0.3", "127.0.0.3"].iter().map(|a| a.parse().unwrap()).collect();
+    assert_eq!(peers, want);
 }

@@ -130,7 +130,7 @@ pub fn load(cmd: &str, limit: Duration) -> (Config, Report) {
     let (tx, rx) = std::sync::mpsc::channel();
     let c = cfg.clone();
     thread::spawn(move || {
-        let _ = tx.send(run(&c));
+        let _ = tx.send(run(&c, &mut std::io::sink()));
     });
     match rx.recv_timeout(limit) {
         Ok(report) => (cfg, report.expect("the load ran")),
@@ -179,4 +179,47 @@ pub fn reset(sock: TcpStream) {
         );
     }
     drop(sock);
+}
+
+/// Run several agents' command lines at once (as the harness starts them), each bounded by
+/// `limit`; their reports in the order given.
+pub fn load_agents(cmds: &[String], limit: Duration) -> Vec<Report> {
+    let handles: Vec<_> = cmds
+        .iter()
+        .map(|c| {
+            let c = c.clone();
+            thread::spawn(move || load(&c, limit).1)
+        })
+        .collect();
+    handles.into_iter().map(|h| h.join().expect("an agent's load")).collect()
+}
+
+/// The interval records tile the window and add up to its counts and its histogram.
+pub fn check_intervals(cfg: &Config, r: &Report) {
+    let st = &r.stats;
+    let len = cfg.interval_ms * 1_000_000;
+    let iv = &r.intervals;
+    assert_eq!(iv.len() as u64, (r.window_end - r.window_start).div_ceil(len), "one record per interval");
+    for (k, rec) in iv.iter().enumerate() {
+        assert_eq!(rec.index, k as u64);
+        assert_eq!(rec.start_ns, r.window_start + k as u64 * len);
+        assert_eq!(rec.end_ns, (rec.start_ns + len).min(r.window_end));
+        assert_eq!(rec.requests, rec.ok + rec.mismatched);
+        assert_eq!(rec.latency_count, rec.ok);
+    }
+    let sum = |f: fn(&corobench_load::interval::Summary) -> u64| iv.iter().map(f).sum::<u64>();
+    assert_eq!(sum(|i| i.requests), st.win_requests);
+    assert_eq!(sum(|i| i.ok), st.win_ok);
+    assert_eq!(sum(|i| i.mismatched), st.win_mismatched);
+    assert_eq!(sum(|i| i.connections), st.win_connections);
+    assert_eq!(sum(|i| i.latency_count), st.hist.len());
+    for c in 0..5 {
+        assert_eq!(iv.iter().map(|i| i.errors[c]).sum::<u64>(), st.win_errors[c], "errors of cause {c}");
+    }
+}
+
+/// The sequence number a token encodes (base 64 over [A-Za-z0-9-_], most significant first).
+pub fn token_seq(token: &str) -> u64 {
+    const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    token.bytes().fold(0u64, |n, c| n << 6 | ALPHABET.iter().position(|&a| a == c).expect("a token character") as u64)
 }

@@ -1,0 +1,35 @@
+//! `--watch-stdin`: the harness (or the ssh connection that carries the agent's stdin) keeps
+//! stdin open for as long as it wants the load; EOF means it is gone, and a load that nobody
+//! will read must not go on hitting the server. The process then stops at once, exit 4.
+
+use std::io::{self, Read, Write};
+
+/// The one stderr line of an exit 4.
+pub const STDIN_CLOSED: &str = "corobench-load: stdin closed: load stopped";
+
+/// Start the thread that watches stdin (what arrives on it is read and ignored).
+pub fn watch_stdin() -> io::Result<()> {
+    std::thread::Builder::new().name("watch-stdin".into()).spawn(|| {
+        let mut buf = [0u8; 1024];
+        let mut stdin = io::stdin().lock();
+        loop {
+            match stdin.read(&mut buf) {
+                Ok(0) => break,
+                Ok(_) => {}
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                // an unreadable stdin cannot tell us the harness is still there either
+                Err(_) => break,
+            }
+        }
+        // Holding stdout's lock, no interval or summary line is cut in the middle: what the
+        // reader has is whole lines. Exiting the process ends every connection at once (the
+        // kernel closes the sockets); the event loops are not asked to wind down.
+        let _stdout = io::stdout().lock();
+        let mut err = io::stderr().lock();
+        let _ = writeln!(err, "{STDIN_CLOSED}");
+        // SAFETY: _exit ends the process without running anything else; every line already
+        // written was flushed when it was written.
+        unsafe { libc::_exit(4) }
+    })?;
+    Ok(())
+}
