@@ -563,7 +563,7 @@ mod tests {
         bad("http --target 127.0.0.1:80 --watch-stdin=yes");
         bad("http --target 127.0.0.1:80 --watch-stdin --watch-stdin");
         // a switch does not swallow the next flag
-        assert_eq!(p("http --watch-stdin --target 127.0.0.1:80").unwrap().watch_stdin, true);
+        assert!(p("http --watch-stdin --target 127.0.0.1:80").unwrap().watch_stdin);
         assert!(check_start_at(5_000_000_000, 10_000_000_000).is_ok(), "past: found later");
         assert!(check_start_at(10_000_000_000 + MAX_START_AHEAD_NS, 10_000_000_000).is_ok());
         assert!(check_start_at(10_000_000_001 + MAX_START_AHEAD_NS, 10_000_000_000).is_err());

@@ -13,7 +13,7 @@ use mio::net::TcpStream;
 use mio::unix::SourceFd;
 use mio::{Events, Interest, Poll, Token};
 
-use crate::interval::Recorder;
+use crate::interval::{Grid, Recorder};
 use crate::proto::{Exchange, Feed};
 use crate::schedule::Schedule;
 use crate::stats::{Cause, Stats};
@@ -172,8 +172,9 @@ impl<E: Exchange> Engine<E> {
     }
 
     /// Open every worker's connection before the load starts, so that the first requests at
-    /// the start time find them up (http with `--start-at`). A connect that fails counts as a
-    /// `connect` error; that worker connects again at its first exchange.
+    /// the start time find them up (http with `--start-at`). A connect that fails counts in
+    /// `errors` as any connect does (`connect`, or `timeout`); that worker connects again at its
+    /// first exchange.
     pub fn preconnect(&mut self) -> io::Result<()> {
         self.preconnecting = true;
         let now = sys::now_ns();
@@ -211,7 +212,7 @@ impl<E: Exchange> Engine<E> {
 
     /// Run the load until every worker is done (and, with intervals, until the window's last
     /// interval has been handed over). `times` is the same for every thread.
-    pub fn run(&mut self, times: Times, grid: Option<crate::interval::Grid>) -> io::Result<()> {
+    pub fn run(&mut self, times: Times, grid: Option<Grid>) -> io::Result<()> {
         self.times = times;
         if let (Some(r), Some(g)) = (self.recorder.as_mut(), grid) {
             r.start(g);

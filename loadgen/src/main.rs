@@ -36,6 +36,7 @@ fn main() -> ExitCode {
         Ok(report) => {
             let line = report_json(&cfg, &report);
             let mut out = std::io::stdout().lock();
+            watch::load_finished();
             if writeln!(out, "{line}").and_then(|_| out.flush()).is_err() {
                 return ExitCode::from(1);
             }
