@@ -89,7 +89,7 @@ class RunCgroup:
             if path.exists():
                 cls(path, h.version).remove()
             path.mkdir()
-            tracking.started("cgroup", str(path))
+            tracking.started("local", "cgroup", str(path))
             return cls(path, h.version)
         except OSError:
             return None
@@ -132,6 +132,19 @@ class RunCgroup:
             pass
         return None
 
+    def oom_kills(self) -> int:
+        """Processes of this cgroup the kernel's OOM killer ended (v1 memory.oom_control, v2
+        memory.events: both count global and cgroup OOM kills of its members)."""
+        name = "memory.oom_control" if self.version == 1 else "memory.events"
+        try:
+            for line in (self.path / name).read_text().splitlines():
+                key, _, value = line.partition(" ")
+                if key == "oom_kill":
+                    return int(value)
+        except (OSError, ValueError):
+            pass
+        return 0
+
     def pids(self) -> list[int]:
         try:
             return [int(p) for p in (self.path / "cgroup.procs").read_text().split()]
@@ -161,10 +174,10 @@ class RunCgroup:
             self.kill_all()
             try:
                 self.path.rmdir()
-                tracking.ended("cgroup", str(self.path))
+                tracking.ended("local", "cgroup", str(self.path))
                 return True
             except FileNotFoundError:
-                tracking.ended("cgroup", str(self.path))
+                tracking.ended("local", "cgroup", str(self.path))
                 return True
             except OSError:
                 time.sleep(0.02)

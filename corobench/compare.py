@@ -10,9 +10,6 @@ figure. Pure functions over cells (plus the one that loads a session); the CLI p
 
 from __future__ import annotations
 
-import csv
-import io
-import json
 import math
 import re
 from dataclasses import dataclass, field
@@ -46,9 +43,9 @@ def resolve_session(store: Store, which: str):
 def load_session(store: Store, which: str) -> tuple[dict, list[Cell]]:
     """(a short description of the session, its cells)."""
     session = resolve_session(store, which)
-    info = {"session": session["id"], "started_at": session["started_at"], "status": session["status"],
-            "command": session["command"], "git_commit": session["git_commit"]}
-    return info, build_cells(store.runs(session["id"]))
+    info = {"session": session.id, "started_at": session.started_at, "status": session.status,
+            "command": session.command, "git_commit": session.git_commit}
+    return info, build_cells(store.runs(session.id))
 
 
 # --------------------------------------------------------------------------- the comparison
@@ -332,110 +329,5 @@ def session_text(info: dict) -> str:
     return f"session {info.get('session')} ({info.get('started_at')}, commit {commit}, {info.get('status')})"
 
 
-# --------------------------------------------------------------------------- whole documents
-
-def to_markdown(result: Result, heading: str = "###") -> str:
-    out = [f"A = {session_text(result.a)}, B = {session_text(result.b)}. Change is B against A; "
-           f"significance: a {TEST}, `~` when not significant. FAILED cells carry no figure.\n",
-           f"**{summary_line(result)}**\n"]
-    out += [f"- warning: {w}" for w in result.warnings] + [f"- note: {n}" for n in result.notes]
-    if result.warnings or result.notes:
-        out.append("")
-    for group in result.groups():
-        metric = group.metric
-        out.append(f"{heading} {group.title}\n")
-        params = ["parameters"] if group.varying else []
-        columns = ["program", *params, "A median [CI]", "B median [CI]", "change", "p", "B vs A"]
-        out += ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
-        for ln in group.lines:
-            verdict = f"**{ln.verdict}**" if ln.verdict in ("better", "worse") or "FAILED" in ln.verdict else ln.verdict
-            label = [group.label(ln.a_cell)] if group.varying else []
-            row = [ln.a_cell.program, *label, side_text(ln.a_cell, metric), side_text(ln.b_cell, metric),
-                   change_text(ln), p_text(ln), verdict]
-            out.append("| " + " | ".join(row) + " |")
-        out.append("")
-    if result.lines and failure_notes(result):
-        out += [f"- {note}" for note in failure_notes(result)] + [""]
-    for name, cells in (("A", result.only_a), ("B", result.only_b)):
-        if cells:
-            out.append(f"Only in {name}:\n")
-            out += [f"- {one_side_text(c)}" for c in cells]
-            out.append("")
-    return "\n".join(out)
-
-
-CSV_COLUMNS = ["scenario", "program", "params", "threads", "metric", "unit", "better",
-               "a_status", "a_n", "a_median", "a_ci_low", "a_ci_high",
-               "b_status", "b_n", "b_median", "b_ci_low", "b_ci_high",
-               "ratio", "change_pct", "p_value", "significant", "verdict"]
-
-
-def _side_fields(cell: Cell | None, metric: Metric | None) -> list:
-    if cell is None:
-        return ["missing", "", "", "", ""]
-    s = side_summary(cell, metric) if metric is not None else None
-    if s is None:
-        return [cell.status, "", "", "", ""]
-    return [cell.status, s.n, f"{s.median:.6g}", f"{s.median_ci[0]:.6g}", f"{s.median_ci[1]:.6g}"]
-
-
-def to_csv(result: Result) -> str:
-    out = io.StringIO()
-    w = csv.writer(out, lineterminator="\n")
-    w.writerow(CSV_COLUMNS)
-    for ln in result.lines:
-        c, m = ln.a_cell, ln.metric
-        w.writerow([c.scenario, c.program, c.label_params(), "" if c.threads is None else c.threads, m.key, m.unit,
-                    m.better, *_side_fields(ln.a_cell, m), *_side_fields(ln.b_cell, m),
-                    "" if ln.ratio is None else f"{ln.ratio:.6g}",
-                    "" if ln.change is None else f"{ln.change * 100:.3f}",
-                    "" if ln.test is None or ln.test.p_value is None else f"{ln.test.p_value:.4g}",
-                    "" if ln.test is None else str(ln.significant).lower(), ln.verdict])
-    for cell, side in [(c, "A") for c in result.only_a] + [(c, "B") for c in result.only_b]:
-        m = cell.metrics[0]
-        a, b = (cell, None) if side == "A" else (None, cell)
-        w.writerow([cell.scenario, cell.program, cell.label_params(), "" if cell.threads is None else cell.threads,
-                    m.key, m.unit, m.better, *_side_fields(a, m), *_side_fields(b, m), "", "", "", "",
-                    f"only in {side}"])
-    return out.getvalue()
-
-
-def _summary_json(s: Summary | None) -> dict | None:
-    if s is None:
-        return None
-    return {"n": s.n, "median": s.median, "median_ci": list(s.median_ci), "median_ci_level": s.median_ci_level}
-
-
-def _cell_json(cell: Cell) -> dict:
-    return {"scenario": cell.scenario, "program": cell.program, "params": cell.params, "threads": cell.threads,
-            "status": cell.status, "reason": cell.reason}
-
-
-def to_json(result: Result) -> str:
-    changed, compared, not_compared = result.changed()
-    doc = {
-        "a": result.a, "b": result.b, "test": TEST, "alpha": ALPHA,
-        "summary": {
-            "changed": changed, "compared": compared, "not_compared": not_compared,
-            "geomean_ratio": [{"scenario": t.scenario, "metric": t.metric.key, "better": t.metric.better,
-                               "geomean": t.geomean, "compared": t.compared, "better_count": t.better,
-                               "worse_count": t.worse} for t in result.totals],
-            "text": summary_line(result),
-        },
-        "lines": [{"scenario": ln.a_cell.scenario, "program": ln.a_cell.program, "params": ln.a_cell.params,
-                   "threads": ln.a_cell.threads, "metric": ln.metric.key, "unit": ln.metric.unit,
-                   "better": ln.metric.better, "a_status": ln.a_cell.status, "b_status": ln.b_cell.status,
-                   "a_reason": ln.a_cell.reason, "b_reason": ln.b_cell.reason,
-                   "a": _summary_json(ln.a), "b": _summary_json(ln.b),
-                   "ratio": ln.ratio if ln.ratio is None or math.isfinite(ln.ratio) else None,
-                   "change": ln.change, "p_value": ln.test.p_value if ln.test else None,
-                   "significant": ln.significant, "verdict": ln.verdict} for ln in result.lines],
-        "only_a": [_cell_json(c) for c in result.only_a],
-        "only_b": [_cell_json(c) for c in result.only_b],
-        "warnings": result.warnings, "notes": result.notes,
-    }
-    return json.dumps(doc, indent=2)
-
-
-__all__ = ["Group", "Line", "Result", "Total", "compare_cells", "load_session", "resolve_session", "significance_possible",
-           "to_csv", "to_json", "to_markdown"]
+__all__ = ["Group", "Line", "Result", "Total", "compare_cells", "load_session", "resolve_session",
+           "significance_possible"]

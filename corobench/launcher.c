@@ -16,9 +16,12 @@
  *   exit STATUS MAXRSS_KB UTIME_S STIME_S WALL_NS   when the program ended
  * Then the launcher exits the way the program did (same code, or the same signal).
  *
- * If the harness dies (even by SIGKILL) the kernel sends this launcher SIGTERM (PDEATHSIG); it
- * then kills its whole process group (it leads it; the program is in it), so nothing of the run
- * is left behind.
+ * The launcher is a child subreaper: whatever the program starts and orphans — a daemon that
+ * double-forks, calls setsid or moves itself out of the run's cgroup — becomes the launcher's
+ * child. When the program ends, and when the launcher gets SIGTERM (from the harness stopping
+ * the run, or PDEATHSIG when the harness dies, even by SIGKILL), the launcher kills every
+ * descendant it has and reaps them before it exits: nothing of the run outlives it, and no
+ * leftover keeps the program's stdout open.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -51,12 +54,64 @@ static void say(const char *fmt, const char *a, const char *b) {
     }
 }
 
-static void on_parent_death(int sig) {
+/* SIGKILL every direct child (orphans re-parented to us included); how many there were. Only
+ * async-signal-safe calls: it also runs in the SIGTERM handler. The launcher has one thread, so
+ * /proc/self/task/<pid>/children lists all its children. */
+static int kill_children(void) {
+    char path[64], buf[4096];
+    int len = 0, killed = 0;
+    const char *prefix = "/proc/self/task/";
+    for (const char *c = prefix; *c; c++)
+        path[len++] = *c;
+    char digits[16];
+    int nd = 0;
+    for (long v = (long)getpid(); v > 0; v /= 10)
+        digits[nd++] = (char)('0' + v % 10);
+    while (nd > 0)
+        path[len++] = digits[--nd];
+    for (const char *c = "/children"; *c; c++)
+        path[len++] = *c;
+    path[len] = 0;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0)
+        return 0;
+    buf[n] = 0;
+    long pid = 0;
+    for (ssize_t i = 0; i <= n; i++) {
+        if (buf[i] >= '0' && buf[i] <= '9') {
+            pid = pid * 10 + (buf[i] - '0');
+        } else if (pid > 0) {
+            kill((pid_t)pid, SIGKILL);
+            killed++;
+            pid = 0;
+        }
+    }
+    return killed;
+}
+
+/* Kill and reap every descendant: a killed child's own children are re-parented to us, so repeat
+ * until there is no child left (a full list: more than the 4 KiB read shows come next round). */
+static void kill_descendants(void) {
+    for (;;) {
+        kill_children();
+        pid_t r = waitpid(-1, NULL, 0);
+        if (r < 0 && errno == ECHILD)
+            return;
+    }
+}
+
+static volatile sig_atomic_t stop_requested = 0;
+
+/* SIGTERM: the run is over. The handler only notes it; the main loop (its wait4 interrupted, no
+ * SA_RESTART) kills every descendant, reaps the program with its own status and rusage, reports
+ * them and ends the way the program did. */
+static void on_stop(int sig) {
     (void)sig;
-    /* The harness started us as the leader of a new session and process group, which the
-     * program and its children share: kill all of it, ourselves included. */
-    kill(0, SIGKILL);
-    _exit(128 + SIGTERM);
+    stop_requested = 1;
 }
 
 static int parse_cpus(const char *text, cpu_set_t *set) {
@@ -123,9 +178,15 @@ int main(int argc, char **argv) {
         return 127;
     }
 
-    /* The harness going away (even by SIGKILL) must not leave the program running. */
-    signal(SIGTERM, on_parent_death);
+    /* The harness going away (even by SIGKILL) must not leave the program running; orphans of
+     * the program become our children, so that we can end them too. */
+    struct sigaction stop = {0};
+    stop.sa_handler = on_stop;
+    sigemptyset(&stop.sa_mask);
+    sigaction(SIGTERM, &stop, NULL); /* no SA_RESTART: wait4 returns EINTR */
+    signal(SIGPIPE, SIG_IGN); /* a harness gone mid-report must not stop the cleanup */
     prctl(PR_SET_PDEATHSIG, SIGTERM);
+    prctl(PR_SET_CHILD_SUBREAPER, 1);
     if (getppid() == 1)
         return 128 + SIGTERM; /* the harness already died before prctl */
 
@@ -138,6 +199,7 @@ int main(int argc, char **argv) {
     }
     if (pid == 0) {
         signal(SIGTERM, SIG_DFL);
+        signal(SIGPIPE, SIG_DFL); /* an ignored signal would stay ignored across exec */
         prctl(PR_SET_PDEATHSIG, 0);
         for (int k = 0; k < n_cgroups; k++)
             join_cgroup(cgroups[k]);
@@ -160,8 +222,15 @@ int main(int argc, char **argv) {
 
     int status;
     struct rusage ru;
-    while (wait4(pid, &status, 0, &ru) < 0) {
-        if (errno != EINTR) {
+    /* Reap any child: orphans that end before the program are re-parented to us and reaped here
+     * (no zombies pile up); the program's own rusage comes with its own reaping. */
+    for (;;) {
+        if (stop_requested)
+            kill_children();
+        pid_t r = wait4(-1, &status, 0, &ru);
+        if (r == pid)
+            break;
+        if (r < 0 && errno != EINTR) {
             fprintf(stderr, "corobench: wait4 failed: %s\n", strerror(errno));
             return 127;
         }
@@ -172,6 +241,7 @@ int main(int argc, char **argv) {
             (long)ru.ru_utime.tv_sec, (long)ru.ru_utime.tv_usec,
             (long)ru.ru_stime.tv_sec, (long)ru.ru_stime.tv_usec, wall);
     close(report);
+    kill_descendants(); /* whatever the program left behind ends with it */
     if (WIFEXITED(status))
         return WEXITSTATUS(status);
     signal(WTERMSIG(status), SIG_DFL);

@@ -3,6 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from corobench.hosts.base import Host
+    from corobench.topology import Topology
 
 
 @dataclass
@@ -12,7 +17,7 @@ class Options:
     cpus: set[int] | None = None  # pin batch programs to these CPUs
     warmup: int | None = None  # None: each manifest's default
     use_cgroup: bool = True
-    # server runs: where the server and the load generator run (None: halves of the CPUs)
-    server_cpus: set[int] | None = None
-    client_cpus: set[int] | None = None
-    loadgen: str = "corobench-load"  # or "wrk" (http only)
+    host: "Host | None" = None  # where batch programs run (None: this machine)
+    # server runs: where the server and its load generators run, and which generator
+    topology: "Topology | None" = None
+    loadgen: str = "corobench-load"

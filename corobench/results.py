@@ -8,9 +8,10 @@ FAILED with the first failure's reason.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Mapping, Sequence
+from typing import Sequence
 
 from corobench.scenarios import CellWarning, Metric, RunView, get_scenario
+from corobench.store import RunRow
 from corobench.stats import OUTLIER_Z, Summary, outliers, robust_spread, summarize
 from corobench.units import human, seconds
 
@@ -36,6 +37,7 @@ class Cell:
     warnings: list[str] = field(default_factory=list)
     reported_threads: int | None = None
     runs: list[RunView] = field(default_factory=list)  # the verified runs, e.g. for a chart over time
+    too_short: bool = False  # the median timed region was under SHORT_NS: too short to compare by
 
     @property
     def metrics(self) -> tuple[Metric, ...]:
@@ -48,12 +50,12 @@ class Cell:
         return " ".join(f"{k}={v}" for k, v in self.params.items())
 
 
-def build_cells(rows: Sequence[Mapping]) -> list[Cell]:
-    groups: dict[tuple, list[Mapping]] = {}
+def build_cells(rows: Sequence[RunRow]) -> list[Cell]:
+    groups: dict[tuple, list[RunRow]] = {}
     for row in rows:
-        if row["rep"] < 1:
+        if row.rep < 1:
             continue  # rep 0 is the verification run at tiny size
-        key = (row["scenario"], row["program"], row["params_key"], row["threads"])
+        key = (row.scenario, row.program, row.params_key, row.threads)
         groups.setdefault(key, []).append(row)
     cells = []
     for (scenario, program, _, threads), group in groups.items():
@@ -93,6 +95,7 @@ def build_cells(rows: Sequence[Mapping]) -> list[Cell]:
                                                  ", ".join(human(v, unit) for v in odd)))
             timed = sorted(r["elapsed_ns"] for r in ok if r["elapsed_ns"])
             if timed and timed[len(timed) // 2] < SHORT_NS:
+                cell.too_short = True
                 cell.warnings.append(CellWarning(
                     f"the timed region lasted under {SHORT_NS / 1e6:g} ms: too short to compare runtimes by; raise the "
                     "sizes", seconds(timed[len(timed) // 2] / 1e9)))

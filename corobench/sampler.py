@@ -1,34 +1,20 @@
-"""Sample a process tree's CPU time and memory at a fixed interval; summarise a time window.
+"""Sample a program's process tree at a fixed interval; summarise a time window.
 
 A server run needs figures for the measured window only (CPU cores used while the client loaded
 it, its memory under load), not for its whole life, and a chart of its RSS over time. A thread
-reads /proc every `interval_s` (a few small files: negligible next to what it measures) and keeps
-the samples; `window(t0, t1)` interpolates the CPU counters at the window's ends (the client
-reports its window on the same clock, CLOCK_MONOTONIC).
+asks the program's host for a sample every `interval_s` (on this machine a few small /proc files:
+negligible next to what it measures) and keeps them; `window(t0, t1)` interpolates the CPU
+counters at the window's ends, on the host's monotonic clock. An optional `watch` runs with every
+sample (e.g. the check that a server listens only where it was told to).
 """
 
 from __future__ import annotations
 
-import os
 import threading
-import time
-from dataclasses import dataclass, field
-from pathlib import Path
+from dataclasses import dataclass
+from typing import Callable
 
-from corobench.cgroup import RunCgroup
-
-CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
-PAGE = os.sysconf("SC_PAGE_SIZE")
-
-
-@dataclass(frozen=True)
-class Sample:
-    t_ns: int  # time.monotonic_ns()
-    cpu_s: float  # utime + stime of every process of the tree so far (ended ones included)
-    rss_bytes: int  # sum over the live processes of the tree
-    vsz_bytes: int
-    threads: int
-    cgroup_bytes: int | None  # the cgroup's current memory, where the run has one
+from corobench.hosts.base import Host, Program, Sample
 
 
 @dataclass(frozen=True)
@@ -45,84 +31,20 @@ class Window:
     samples: int
 
 
-@dataclass
-class ProcStat:
-    cpu_s: float
-    rss_bytes: int
-    vsz_bytes: int
-    threads: int
-
-
-def read_stat(pid: int, proc: Path = Path("/proc")) -> ProcStat | None:
-    """utime+stime, RSS, VSZ and threads of one process from /proc/PID/stat; None if it is gone."""
-    try:
-        text = (proc / str(pid) / "stat").read_text()
-    except (OSError, ValueError):
-        return None
-    # the command name (field 2) may contain spaces and parentheses: split after the last ')'
-    fields = text.rsplit(")", 1)[1].split()
-    # fields[0] is field 3 (state): utime is field 14, stime 15, num_threads 20, vsize 23, rss 24
-    utime, stime = int(fields[11]), int(fields[12])
-    return ProcStat(cpu_s=(utime + stime) / CLOCK_TICKS, threads=int(fields[17]),
-                    vsz_bytes=int(fields[20]), rss_bytes=int(fields[21]) * PAGE)
-
-
-def children(pid: int, proc: Path = Path("/proc")) -> list[int]:
-    """Direct children of a process (of all its threads)."""
-    out: list[int] = []
-    try:
-        tasks = list((proc / str(pid) / "task").iterdir())
-    except OSError:
-        return out
-    for task in tasks:
-        try:
-            out += [int(c) for c in (task / "children").read_text().split()]
-        except (OSError, ValueError):
-            continue
-    return out
-
-
-def tree(pid: int, proc: Path = Path("/proc")) -> list[int]:
-    seen: list[int] = []
-    todo = [pid]
-    while todo and len(seen) < 10_000:
-        p = todo.pop()
-        if p in seen:
-            continue
-        seen.append(p)
-        todo += children(p, proc)
-    return seen
-
-
-def read_status_peaks(pid: int, proc: Path = Path("/proc")) -> tuple[int | None, int | None]:
-    """(VmHWM, VmPeak) in bytes: the kernel's own high-water marks of RSS and virtual size."""
-    hwm = peak = None
-    try:
-        for line in (proc / str(pid) / "status").read_text().splitlines():
-            if line.startswith("VmHWM:"):
-                hwm = int(line.split()[1]) * 1024
-            elif line.startswith("VmPeak:"):
-                peak = int(line.split()[1]) * 1024
-    except (OSError, ValueError, IndexError):
-        pass
-    return hwm, peak
-
-
 class Sampler:
-    """A daemon thread sampling the tree rooted at `pid` until stop()."""
+    """A daemon thread sampling a program's tree through its host until stop()."""
 
-    def __init__(self, pid: int, cgroup: RunCgroup | None = None, interval_s: float = 0.1,
-                 proc: Path = Path("/proc")):
-        self.pid = pid
-        self.cgroup = cgroup
+    def __init__(self, host: Host, program: Program, interval_s: float = 0.1,
+                 watch: Callable[[], None] | None = None):
+        self.host = host
+        self.program = program
         self.interval_s = interval_s
-        self.proc = proc
+        self.watch = watch
         self.samples: list[Sample] = []
-        self.vm_hwm_bytes: int | None = None  # the root process's VmHWM, last read
+        self.vm_hwm_bytes: int | None = None  # the program's VmHWM, last read
         self.vm_peak_bytes: int | None = None
-        self._cpu_by_pid: dict[int, float] = {}  # ended processes keep their last CPU figure
         self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread = threading.Thread(target=self._run, daemon=True, name="corobench-sampler")
 
     def start(self) -> "Sampler":
         self.sample()  # a first sample at once: the baseline (e.g. RSS at ready)
@@ -140,25 +62,13 @@ class Sampler:
             self.sample()
 
     def sample(self) -> Sample | None:
-        t = time.monotonic_ns()
-        rss = vsz = threads = 0
-        alive = False
-        for pid in tree(self.pid, self.proc):
-            stat = read_stat(pid, self.proc)
-            if stat is None:
-                continue
-            alive = True
-            self._cpu_by_pid[pid] = stat.cpu_s
-            rss += stat.rss_bytes
-            vsz += stat.vsz_bytes
-            threads += stat.threads
-        hwm, peak = read_status_peaks(self.pid, self.proc)
-        if hwm is not None:
-            self.vm_hwm_bytes, self.vm_peak_bytes = hwm, peak
-        cgroup_now = self.cgroup.note_sample() if self.cgroup is not None else None
-        if not alive and self.samples:
+        if self.watch is not None:
+            self.watch()
+        s = self.host.sample(self.program)
+        if s is None:
             return None  # the tree is gone: keep the last real sample as the end
-        s = Sample(t, sum(self._cpu_by_pid.values()), rss, vsz, threads, cgroup_now)
+        if s.vm_hwm_bytes is not None:
+            self.vm_hwm_bytes, self.vm_peak_bytes = s.vm_hwm_bytes, s.vm_peak_bytes
         self.samples.append(s)
         return s
 

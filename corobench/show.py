@@ -11,7 +11,7 @@ import json
 import shlex
 from collections import Counter
 
-from corobench.store import Store
+from corobench.store import RunRow, SessionRecord, Store
 
 
 def visible(text: str) -> str:
@@ -29,58 +29,54 @@ def _fmt(value) -> str:
     return "—" if value is None else str(value)
 
 
-def run_text(row) -> str:
-    params = json.loads(row["params"])
-    argv = json.loads(row["argv"])
-    keys = row.keys()
+def run_text(row: RunRow) -> str:
     lines = [
-        f"run {row['id']} of session {row['session_id']}: {row['program']} {row['scenario']} "
-        + " ".join(f"{k}={v}" for k, v in params.items()),
-        f"  repetition   {row['rep']}" + (" (the verification run at a tiny size)" if row["rep"] == 0 else ""),
-        f"  status       {row['status']}" + (f" ({row['failure_kind']})" if row["failure_kind"] else ""),
+        f"run {row.id} of session {row.session_id}: {row.program} {row.scenario} "
+        + " ".join(f"{k}={v}" for k, v in row.params.items()),
+        f"  repetition   {row.rep}" + (" (the verification run at a tiny size)" if row.rep == 0 else ""),
+        f"  status       {row.status}" + (f" ({row.failure_kind})" if row.failure_kind else ""),
     ]
-    if row["reason"]:
-        lines.append(f"  reason       {visible(row['reason'])}")
+    if row.reason:
+        lines.append(f"  reason       {visible(row.reason)}")
     lines += [
-        f"  started      {row['started_at']}",
-        f"  exit         code {_fmt(row['exit_code'])}, signal {_fmt(row['term_signal'])}",
-        f"  threads      asked {_fmt(row['threads'])}, reported {_fmt(row['reported_threads'])}; CPUs {_fmt(row['cpus'])}",
-        f"  wall         {row['wall_ns'] / 1e9:.6f} s" if row["wall_ns"] else "  wall         —",
-        f"  timed        {row['elapsed_ns'] / 1e9:.6f} s" if row["elapsed_ns"] else "  timed        —",
-        f"  CPU          user {_fmt(row['user_s'])} s, sys {_fmt(row['sys_s'])} s",
-        f"  memory       peak RSS {_fmt(row['max_rss_kb'])} KiB, cgroup peak {_fmt(row['cgroup_peak_bytes'])} bytes",
-        f"  machine      other processes used {_fmt(row['other_cpu_fraction'])} of the CPUs; load {_fmt(row['loadavg'])}",
-        f"  cwd          {_fmt(row['cwd'] if 'cwd' in keys else None)}",
-        f"  command      {shlex.join(argv) if argv else '— (not started)'}",
+        f"  started      {row.started_at}",
+        f"  exit         code {_fmt(row.exit_code)}, signal {_fmt(row.term_signal)}",
+        f"  threads      asked {_fmt(row.threads)}, reported {_fmt(row.reported_threads)}; CPUs {_fmt(row.cpus)}",
+        f"  wall         {row.wall_ns / 1e9:.6f} s" if row.wall_ns else "  wall         —",
+        f"  timed        {row.elapsed_ns / 1e9:.6f} s" if row.elapsed_ns else "  timed        —",
+        f"  CPU          user {_fmt(row.user_s)} s, sys {_fmt(row.sys_s)} s",
+        f"  memory       peak RSS {_fmt(row.max_rss_kb)} KiB, cgroup peak {_fmt(row.cgroup_peak_bytes)} bytes",
+        f"  machine      other processes used {_fmt(row.other_cpu_fraction)} of the CPUs; load {_fmt(row.loadavg)}",
+        f"  cwd          {_fmt(row.cwd)}",
+        f"  command      {shlex.join(row.argv) if row.argv else '— (not started)'}",
     ]
-    metrics = json.loads(row["metrics"]) if "metrics" in keys and row["metrics"] else {}
-    if metrics:
-        shown = {k: v for k, v in metrics.items() if k != "rss_series"}
+    if row.metrics:
+        shown = {k: v for k, v in row.metrics.items() if k != "rss_series"}
         lines.append("  metrics      " + json.dumps(shown, sort_keys=True))
-    if row["result"]:
-        lines.append("  output       " + visible(row["result"][:4000]))
-    if row["stderr_tail"]:
+    if row.result:
+        lines.append("  output       " + visible(json.dumps(row.result)[:4000]))
+    if row.stderr_tail:
         lines.append("  stderr (tail):")
-        lines += ["    " + line for line in visible(row["stderr_tail"]).splitlines()]
+        lines += ["    " + line for line in visible(row.stderr_tail).splitlines()]
     return "\n".join(lines)
 
 
-def session_text(store: Store, session) -> str:
-    rows = store.runs(session["id"])
-    counts = Counter(r["status"] for r in rows)
+def session_text(store: Store, session: SessionRecord) -> str:
+    rows = store.runs(session.id)
+    counts = Counter(r.status for r in rows)
     lines = [
-        f"session {session['id']}: {session['status']}, {session['started_at']} → {session['finished_at'] or '…'}",
-        f"  command  {session['command']}",
-        f"  commit   {session['git_commit'] or '—'}",
+        f"session {session.id}: {session.status}, {session.started_at} → {session.finished_at or '…'}",
+        f"  command  {session.command}",
+        f"  commit   {session.git_commit or '—'}",
         f"  runs     {len(rows)}: " + ", ".join(f"{n} {status}" for status, n in sorted(counts.items())),
         "",
         "  id      rep  status   program / parameters",
     ]
     for r in rows:
-        params = " ".join(f"{k}={v}" for k, v in json.loads(r["params"]).items())
-        lines.append(f"  {r['id']:<7} {r['rep']:<4} {r['status']:<8} {r['program']} {r['scenario']} {params}")
-        if r["status"] == "failed" and r["reason"]:
-            lines.append(f"          {visible(r['reason'])[:300]}")
+        params = " ".join(f"{k}={v}" for k, v in r.params.items())
+        lines.append(f"  {r.id:<7} {r.rep:<4} {r.status:<8} {r.program} {r.scenario} {params}")
+        if r.status == "failed" and r.reason:
+            lines.append(f"          {visible(r.reason)[:300]}")
     lines.append("")
     lines.append("`corobench show RUN_ID` shows a run's command, working directory and stderr.")
     return "\n".join(lines)

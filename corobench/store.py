@@ -15,10 +15,11 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
+from urllib.parse import quote
 
 from corobench.errors import StoreError, UsageError
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 # The schema as version 0 (the first corobench) made it; migrations take it from there.
 SCHEMA_V0 = """
@@ -87,8 +88,18 @@ def _v1_to_v2(db: sqlite3.Connection) -> None:
                " ref TEXT NOT NULL, identity TEXT)")  # what: 'pgid' or 'cgroup'
 
 
+def _v2_to_v3(db: sqlite3.Connection) -> None:
+    """Crash bookkeeping moves out of the results (bookkeeping.py): a session keeps only the token
+    that names its harness's bookkeeping folder; the pid columns stay, unused, for older sessions."""
+    db.execute("ALTER TABLE sessions ADD COLUMN harness_token TEXT")
+    db.execute("DROP TABLE live")
+
+
 # MIGRATIONS[v] takes a database from version v to v + 1.
-MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_v0_to_v1, _v1_to_v2]
+MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_v0_to_v1, _v1_to_v2, _v2_to_v3]
+# What a database of SCHEMA_VERSION must have, checked on open: a file that lacks it is not ours.
+REQUIRED = {"sessions": {"id", "status", "command", "machine", "toolchains", "settings", "harness_token"},
+            "runs": {"id", "session_id", "program", "scenario", "params", "params_key", "rep", "status", "metrics"}}
 assert len(MIGRATIONS) == SCHEMA_VERSION
 
 
@@ -125,6 +136,32 @@ class RunRow:
     result: dict | None = None  # the program's JSON (for a server: its lines and the client's)
     stderr_tail: str | None = None
     metrics: dict = field(default_factory=dict)  # the scenario's own per-run figures
+    # set once stored
+    id: int | None = None
+    session_id: int | None = None
+    started_at: str | None = None
+
+    @property
+    def params_key(self) -> str:
+        return params_key(self.params)
+
+
+RUN_COLUMNS = tuple(f for f in RunRow.__dataclass_fields__ if f not in ("id", "session_id", "started_at"))
+
+
+@dataclass
+class SessionRecord:
+    id: int
+    started_at: str
+    finished_at: str | None
+    status: str  # running | finished | interrupted | store-failed | crashed | abandoned
+    command: str
+    git_commit: str | None
+    machine: dict
+    toolchains: dict
+    settings: dict
+    harness_token: str | None = None
+    n_runs: int | None = None
 
 
 BUSY_TIMEOUT_S = 30
@@ -139,17 +176,55 @@ def _now() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%S%z")
 
 
+def _session(row: sqlite3.Row) -> SessionRecord:
+    keys = row.keys()
+    return SessionRecord(
+        id=row["id"], started_at=row["started_at"], finished_at=row["finished_at"], status=row["status"],
+        command=row["command"], git_commit=row["git_commit"], machine=_json(row["machine"]),
+        toolchains=_json(row["toolchains"]), settings=_json(row["settings"]),
+        harness_token=row["harness_token"] if "harness_token" in keys else None,
+        n_runs=row["n_runs"] if "n_runs" in keys else None)
+
+
+def _json(text: str | None, default=None):
+    if text is None:
+        return {} if default is None else default
+    try:
+        return json.loads(text)
+    except ValueError:
+        return {} if default is None else default
+
+
+def _run(row: sqlite3.Row) -> RunRow:
+    values = {k: row[k] for k in RUN_COLUMNS}
+    values["params"] = _json(row["params"])
+    values["argv"] = _json(row["argv"], [])
+    values["result"] = _json(row["result"]) if row["result"] is not None else None
+    values["metrics"] = _json(row["metrics"]) if row["metrics"] is not None else {}
+    return RunRow(**values, id=row["id"], session_id=row["session_id"], started_at=row["started_at"])
+
+
+def storable(text: str) -> str:
+    """Text SQLite can store: a command line may hold bytes that are not UTF-8 (surrogate escapes)."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
 class Store:
     """The results database. Reads that meet a damaged file raise UsageError (one line, the path);
-    writes that fail (disk full, I/O error) raise StoreError; nothing here overwrites a damaged file."""
+    writes that fail (disk full, I/O error) raise StoreError; nothing here overwrites a damaged file,
+    follows a link planted at the database's name or its folder, or adds tables to a file that is
+    not a corobench database."""
 
     def __init__(self, path: Path, *, for_writing: bool = False):
         self.path = path
         try:
+            refuse_links(path)
             path.parent.mkdir(parents=True, exist_ok=True)
-            self.db = sqlite3.connect(path, timeout=BUSY_TIMEOUT_S)
-            self._use_wal()
+            refuse_links(path)  # again: the folder may have been made just now
+            self.db = sqlite3.connect(f"file:{quote(str(path))}?nofollow=1", timeout=BUSY_TIMEOUT_S, uri=True)
             self._check_intact()  # reads every page once: milliseconds for a results database
+            self._check_ours()  # before anything writes: another application's file stays as it is
+            self._use_wal()
             self._upgrade()
         except sqlite3.DatabaseError as exc:
             raise UsageError(self._damaged(exc)) from None
@@ -175,6 +250,9 @@ class Store:
         if _busy(exc):
             return (f"results database {self.path} stayed locked by another process for over "
                     f"{BUSY_TIMEOUT_S} s; try again when it has finished, or use another --results folder")
+        if getattr(exc, "sqlite_errorname", "") in ("SQLITE_READONLY", "SQLITE_CANTOPEN") or "readonly" in str(exc):
+            return (f"results database {self.path} cannot be opened for writing ({exc}): check its permissions, "
+                    "or use another --results folder")
         return (f"results database {self.path} is damaged or not a corobench database ({exc}); "
                 "it is left as it is: move it away, or use another --results folder")
 
@@ -183,6 +261,11 @@ class Store:
         problem = self.db.execute("PRAGMA quick_check(1)").fetchone()[0]
         if problem != "ok":
             raise sqlite3.DatabaseError(problem)
+
+    def _check_ours(self) -> None:
+        tables = {r[0] for r in self.db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        if tables and not {"runs", "sessions"} <= tables:
+            raise sqlite3.DatabaseError(f"it has tables {', '.join(sorted(tables)[:5])} but not corobench's")
 
     def _upgrade(self) -> None:
         """Create or migrate the schema to SCHEMA_VERSION, in one transaction."""
@@ -193,15 +276,22 @@ class Store:
                 raise UsageError(
                     f"results database {self.path} was written by a newer corobench (schema {version}; "
                     f"this one reads up to {SCHEMA_VERSION}): upgrade corobench or use another --results folder")
-            fresh = self.db.execute("SELECT COUNT(*) FROM sqlite_master WHERE name = 'runs'").fetchone()[0] == 0
-            if fresh:
+            tables = {r[0] for r in self.db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+            if not tables:
                 for statement in SCHEMA_V0.split(";"):
                     if statement.strip():
                         self.db.execute(statement)
+                version = 0
+            elif not {"runs", "sessions"} <= tables:
+                raise sqlite3.DatabaseError(f"it has tables {', '.join(sorted(tables)[:5])} but not corobench's")
             for step in MIGRATIONS[version:]:
                 step(self.db)
             if version != SCHEMA_VERSION:
                 self.db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+            for table, needed in REQUIRED.items():
+                have = {r[1] for r in self.db.execute(f"PRAGMA table_info({table})")}
+                if not needed <= have:
+                    raise sqlite3.DatabaseError(f"table {table} lacks {', '.join(sorted(needed - have))}")
 
     def close(self) -> None:
         try:
@@ -229,14 +319,13 @@ class Store:
                 pass
             raise StoreError(f"cannot write to results database {self.path}: {exc}") from None
 
-    def begin_session(self, command: str, git_commit: str | None, machine: dict,
-                      toolchains: dict, settings: dict, harness_pid: int | None = None,
-                      harness_identity: str | None = None) -> int:
+    def begin_session(self, command: str, git_commit: str | None, machine: dict, toolchains: dict, settings: dict,
+                      harness_token: str | None = None) -> int:
         cur = self._write(
-            "INSERT INTO sessions (started_at, command, git_commit, machine, toolchains, settings, harness_pid,"
-            " harness_identity) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            (_now(), command, git_commit, json.dumps(machine), json.dumps(toolchains), json.dumps(settings),
-             harness_pid, harness_identity),
+            "INSERT INTO sessions (started_at, command, git_commit, machine, toolchains, settings, harness_token)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (_now(), storable(command), git_commit, _dumps(machine), _dumps(toolchains), _dumps(settings),
+             harness_token),
         )
         return int(cur.lastrowid)
 
@@ -244,24 +333,20 @@ class Store:
         self._write("UPDATE sessions SET finished_at = ?, status = ? WHERE id = ?", (_now(), status, session_id))
 
     def add_run(self, session_id: int, row: RunRow) -> int:
-        values = dict(row.__dict__)
+        values = {k: getattr(row, k) for k in RUN_COLUMNS}
         values["params_key"] = params_key(row.params)
-        values["params"] = json.dumps(row.params)
-        values["argv"] = json.dumps(row.argv)
-        values["result"] = json.dumps(row.result) if row.result is not None else None
-        values["metrics"] = json.dumps(row.metrics) if row.metrics else None
+        values["params"] = _dumps(row.params)
+        values["argv"] = _dumps(row.argv)
+        values["result"] = _dumps(row.result) if row.result is not None else None
+        values["metrics"] = _dumps(row.metrics) if row.metrics else None
+        for key in ("reason", "stderr_tail", "cwd"):
+            if values[key] is not None:
+                values[key] = storable(values[key])
         values["session_id"] = session_id
-        values["started_at"] = _now()
+        values["started_at"] = row.started_at or _now()
         cols = ", ".join(values)
         marks = ", ".join(f":{k}" for k in values)
         return int(self._write(f"INSERT INTO runs ({cols}) VALUES ({marks})", values).lastrowid)
-
-    def add_live(self, session_id: int, what: str, ref: str, identity: str | None) -> None:
-        self._write("INSERT INTO live (session_id, what, ref, identity) VALUES (?, ?, ?, ?)",
-                    (session_id, what, ref, identity))
-
-    def remove_live(self, session_id: int, what: str, ref: str) -> None:
-        self._write("DELETE FROM live WHERE session_id = ? AND what = ? AND ref = ?", (session_id, what, ref))
 
     # ---------------------------------------------------------------- reads
 
@@ -271,35 +356,49 @@ class Store:
         except sqlite3.DatabaseError as exc:
             raise UsageError(self._damaged(exc)) from None
 
-    def session(self, which: str) -> sqlite3.Row:
+    def session(self, which: str) -> SessionRecord:
         if which == "latest":
             rows = self._read("SELECT * FROM sessions ORDER BY id DESC LIMIT 1")
             if not rows:
                 raise UsageError(f"no sessions stored in {self.path}")
-            return rows[0]
+            return _session(rows[0])
         if not which.isascii() or not which.isdigit() or len(which) > 18:
             raise UsageError(f"session must be 'latest' or a number, not '{which[:30]}'")
         rows = self._read("SELECT * FROM sessions WHERE id = ?", (int(which),))
         if not rows:
             raise UsageError(f"no session {which} in {self.path}")
-        return rows[0]
+        return _session(rows[0])
 
-    def sessions(self) -> list[sqlite3.Row]:
-        return self._read(
+    def session_status(self, session_id: int) -> str | None:
+        rows = self._read("SELECT status FROM sessions WHERE id = ?", (session_id,))
+        return rows[0]["status"] if rows else None
+
+    def sessions(self) -> list[SessionRecord]:
+        return [_session(r) for r in self._read(
             "SELECT s.*, (SELECT COUNT(*) FROM runs r WHERE r.session_id = s.id) AS n_runs"
-            " FROM sessions s ORDER BY id")
+            " FROM sessions s ORDER BY id")]
 
-    def runs(self, session_id: int) -> list[sqlite3.Row]:
-        return self._read("SELECT * FROM runs WHERE session_id = ? ORDER BY id", (session_id,))
+    def runs(self, session_id: int) -> list[RunRow]:
+        return [_run(r) for r in self._read("SELECT * FROM runs WHERE session_id = ? ORDER BY id", (session_id,))]
 
-    def run(self, run_id: int) -> sqlite3.Row:
+    def run(self, run_id: int) -> RunRow:
         rows = self._read("SELECT * FROM runs WHERE id = ?", (run_id,))
         if not rows:
             raise UsageError(f"no run {run_id} in {self.path} (`corobench show session N` lists a session's runs)")
-        return rows[0]
+        return _run(rows[0])
 
-    def running_sessions(self) -> list[sqlite3.Row]:
-        return self._read("SELECT * FROM sessions WHERE status = 'running' ORDER BY id")
+    def running_sessions(self) -> list[SessionRecord]:
+        return [_session(r) for r in self._read("SELECT * FROM sessions WHERE status = 'running' ORDER BY id")]
 
-    def live_of(self, session_id: int) -> list[sqlite3.Row]:
-        return self._read("SELECT * FROM live WHERE session_id = ?", (session_id,))
+
+def _dumps(value) -> str:
+    return storable(json.dumps(value))
+
+
+def refuse_links(path: Path) -> None:
+    """A link planted at the database's name (or at its folder) is refused, not followed: it could
+    point at another application's database or outside the results folder."""
+    for p in (path, path.parent):
+        if p.is_symlink():
+            raise UsageError(f"{p} is a symbolic link: corobench does not follow links to its results "
+                             "(use the real folder with --results)")

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import itertools
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from corobench import validate
@@ -47,6 +47,7 @@ class Suite:
     reps: int | None
     timeout: float | None
     benchmarks: tuple[Benchmark, ...]
+    kind_options: dict = field(default_factory=dict)  # e.g. hosts = "FILE": the server runs' hosts file
 
 
 def expand(scenario_name: str, raw: dict) -> list[dict]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 import os
 import re
+from pathlib import Path
 
 from corobench.errors import UsageError
 
@@ -20,6 +21,7 @@ MAX_REPS = 10_000
 MAX_THREADS = 65_536
 MAX_WARMUP = 1_000
 MAX_TIMEOUT_S = 7 * 24 * 3600.0  # a week: past that a "timeout" protects nothing
+MIN_TIMEOUT_S = 0.1  # below this no program even starts: every run would fail
 MAX_CPU = 1023  # glibc's CPU_SETSIZE: the launcher pins with a cpu_set_t
 
 
@@ -102,3 +104,32 @@ def comma_list(value: str) -> list[str]:
     if not items or any(not v for v in items):
         raise UsageError(f"empty item in the list '{value[:60]}'")
     return items
+
+
+MAX_NAME = 255  # bytes in one file name (NAME_MAX)
+
+
+def results_path(path: Path) -> Path:
+    """A results folder's path, checked before anything touches it: it must be text the file
+    system and the database can hold (no stray bytes), with no part longer than a file name may be."""
+    text = str(path)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise UsageError(f"--results: the path has bytes that are not UTF-8 text: {text.encode('utf-8', 'backslashreplace').decode()[:80]}") from None
+    long = [part for part in path.parts if len(part.encode()) > MAX_NAME]
+    if long:
+        raise UsageError(f"--results: a part of the path is longer than {MAX_NAME} bytes ({long[0][:40]}…)")
+    return path
+
+
+def folder_path(path: Path, name: str) -> Path:
+    """A folder given on the command line, resolved; a symlink loop or an unusable path is bad input."""
+    try:
+        text = str(path)
+        text.encode("utf-8")
+        return path.resolve(strict=False)
+    except UnicodeEncodeError:
+        raise UsageError(f"{name}: the path has bytes that are not UTF-8 text") from None
+    except (RuntimeError, OSError) as exc:
+        raise UsageError(f"{name} {str(path)[:80]}: {getattr(exc, 'strerror', None) or exc}") from None

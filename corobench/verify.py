@@ -94,8 +94,13 @@ def parse_object(line: str) -> dict:
 
 def exit_verdict(m: ProcessMeasurement, timeout_s: float) -> Verdict | None:
     """A failure told by how the program ended (timeout, signal, exit code), or None if it exited 0."""
+    if m.output_exceeded:
+        return Verdict(False, "output", f"{m.output_exceeded}: killed")
     if m.timed_out:
         return Verdict(False, "timeout", f"timed out after {timeout_s:g} s; process group killed")
+    if m.oom_killed:
+        return Verdict(False, "resource", "killed by the kernel's OOM killer (out of memory): "
+                                          f"{last_stderr_line(m.stderr)}")
     if m.term_signal is not None:
         return Verdict(False, "signal", f"killed by signal {m.term_signal}: {last_stderr_line(m.stderr)}")
     if m.exit_code == EXIT_RESOURCE:

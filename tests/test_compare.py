@@ -135,7 +135,9 @@ def test_other_metrics_and_formats(sessions):
     assert re.search(r"\| fake-flip \| 15(\.0)?k \[[^|]*\] \| FAILED \| — \|", md.stdout)
     out = corobench("compare", "1", "2", "--format", "csv", results=sessions)
     rows = list(csv.DictReader(io.StringIO(out.stdout)))
-    assert list(rows[0]) == cmp.CSV_COLUMNS
+    from corobench.export.csv import CSV_COLUMNS
+
+    assert list(rows[0]) == CSV_COLUMNS
     good = [r for r in rows if r["program"] == "fake-good" and r["params"].startswith("workers=3")][0]
     assert good["significant"] == "true" and good["verdict"] == "worse" and float(good["ratio"]) == 0.5
     assert {r["verdict"] for r in rows if r["params"].startswith("workers=2")} == {"only in A"}

@@ -158,13 +158,15 @@ def test_ctrl_c_keeps_finished_rows_and_marks_the_session_interrupted(results, t
 
 def test_tasks_that_were_not_all_alive_at_once_are_flagged():
     from corobench.results import build_cells
+    from corobench.store import RunRow
 
-    row = {"rep": 1, "scenario": "tasks", "program": "x", "params_key": "k", "threads": None, "status": "ok",
-           "params": json.dumps({"tasks": 1000, "sleep_ms": 100}), "elapsed_ns": 3 * 10**9,
-           "metrics": json.dumps({"spawn_ns": 2 * 10**9}),
-           "wall_ns": 3 * 10**9, "user_s": 1.0, "sys_s": 0.1, "max_rss_kb": 1000, "cgroup_peak_bytes": None,
-           "other_cpu_fraction": None, "loadavg": 0.0, "reported_threads": 1, "reason": None}
+    row = RunRow(program="x", impl_id="x", variant=None, scenario="tasks", params={"tasks": 1000, "sleep_ms": 100},
+                 threads=None, cpus=None, rep=1, status="ok", argv=["x"], elapsed_ns=3 * 10**9,
+                 metrics={"spawn_ns": 2 * 10**9}, wall_ns=3 * 10**9, user_s=1.0, sys_s=0.1, max_rss_kb=1000,
+                 loadavg=0.0, reported_threads=1)
     (cell,) = build_cells([row])
     assert any("not all 1000 were alive at once" in w for w in cell.warnings)
-    (fast,) = build_cells([{**row, "metrics": json.dumps({"spawn_ns": 10**6})}])
+    from dataclasses import replace
+
+    (fast,) = build_cells([replace(row, metrics={"spawn_ns": 10**6})])
     assert not any("alive at once" in w for w in fast.warnings)

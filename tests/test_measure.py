@@ -61,45 +61,47 @@ def test_pinning():
 
 @pytest.mark.skipif(not cgroup.usable()[0], reason="no usable memory cgroup here")
 def test_cgroup_peak_counts_the_allocation():
-    group = RunCgroup.create(f"test-{os.getpid()}")
-    try:
-        m = run([sys.executable, "-c", ALLOC], cgroup=group)
-    finally:
-        group.remove()
+    name = f"test-{os.getpid()}"
+    m = run([sys.executable, "-c", ALLOC], cgroup=name)
     assert m.cgroup_peak_bytes >= 200 * 2**20
+    assert not (cgroup.detect().parent / name).exists()  # removed with the run
 
 
 def test_pinning_happens_in_the_launcher_and_a_bad_cpu_fails_the_run():
-    from corobench.process import Launch, Process
+    from corobench.hosts.base import ProgramSpec
+    from corobench.hosts.local import LocalHost
 
     argv = [sys.executable, "-c", "import os; print(sorted(os.sched_getaffinity(0)))"]
-    with Process(Launch(argv, cwd="/", env=dict(os.environ), cpus={1000})) as proc:
+    with LocalHost().start(ProgramSpec(argv, "/", dict(os.environ), cpus={1000})) as proc:
         assert proc.wait(30)
         ending = proc.ending()
-    assert ending.exit_code == 126 and any(n.startswith("pin-failed") for n in proc.launch.notes)
+    assert ending.exit_code == 126 and any(n.startswith("pin-failed") for n in proc.notes)
 
 
 def test_a_failed_cgroup_join_gives_no_cgroup_figure(tmp_path):
     # a "cgroup" the program cannot join (no cgroup.procs), holding a stale peak from elsewhere:
     # the run goes on, says why, and stores no cgroup figure rather than that stale one
+    from corobench.hosts.base import ProgramSpec
+    from corobench.hosts.local import LocalHost, LocalProgram
+
     fake = tmp_path / "not-a-cgroup"
     fake.mkdir()
     (fake / "memory.max_usage_in_bytes").write_text("123456789\n")
-    m = run(["true"], cgroup=RunCgroup(fake, 1))
-    assert m.exit_code == 0 and m.cgroup_peak_bytes is None
-    assert any(n.startswith("cgroup-failed") and "not-a-cgroup" in n for n in m.notes)
+    program = LocalProgram(LocalHost(), ProgramSpec(["true"], "/", dict(os.environ)), RunCgroup(fake, 1))
+    assert program.wait(30)
+    ending = program.ending()
+    assert ending.exit_code == 0 and program.cgroup_peak_bytes() is None
+    assert any(n.startswith("cgroup-failed") and "not-a-cgroup" in n for n in program.notes)
+    program.cgroup = None  # not a real cgroup: nothing to remove
+    program.close()
 
 
 def test_a_program_that_leaves_the_process_group_is_killed_with_the_run():
     # the program starts a daemon in a new session and exits: the cgroup still holds it
     if not cgroup.usable()[0]:
         pytest.skip("no usable memory cgroup here")
-    group = RunCgroup.create(f"test-escape-{os.getpid()}")
-    try:
-        m = run(["sh", "-c", "setsid sleep 300 & echo $!"], cgroup=group)
-        pid = int(m.stdout.strip())
-    finally:
-        group.remove()
+    m = run(["sh", "-c", "setsid sleep 300 & echo $!"], cgroup=f"test-escape-{os.getpid()}")
+    pid = int(m.stdout.strip())
     from test_process import gone
 
     assert gone(pid)

@@ -1,4 +1,5 @@
-"""The server kind's building blocks against fake programs: the process handle and the sampler."""
+"""This machine as a Host against fake programs: the program handle, its output limits, its
+orphans, the sampler and the listening-socket check."""
 
 from __future__ import annotations
 
@@ -8,15 +9,23 @@ import sys
 import time
 
 from conftest import ROOT
-from corobench.process import Launch, Process
-from corobench.sampler import Sampler, read_stat, tree
+from corobench.hosts.base import ProgramSpec, Sample
+from corobench.hosts.local import LocalHost, LocalProgram
+from corobench.hosts.procfs import read_stat, tree
+from corobench.sampler import Sampler
+
+HOST = LocalHost()
+
+
+def start(argv: list[str], cwd: str = "/", **kw) -> LocalProgram:
+    return HOST.start(ProgramSpec(argv, cwd, dict(os.environ), **kw))
 
 FAKE_SERVER = ROOT / "tests" / "fixtures" / "fake-servers" / "fake_server.py"
 
 
-def server(mode: str) -> Process:
+def server(mode: str) -> LocalProgram:
     argv = [sys.executable, str(FAKE_SERVER), mode, "echo", "--host", "127.0.0.1", "--port", "0"]
-    return Process(Launch(argv, cwd=str(ROOT), env=dict(os.environ)))
+    return start(argv, cwd=str(ROOT))
 
 
 def test_first_line_then_graceful_stop():
@@ -65,7 +74,7 @@ def gone(pid: int, within_s: float = 10) -> bool:
 
 def test_a_line_never_comes_from_a_program_that_exits():
     argv = [sys.executable, "-c", "import sys; sys.exit(4)"]
-    with Process(Launch(argv, cwd="/", env=dict(os.environ))) as proc:
+    with start(argv) as proc:
         assert proc.wait_line(0, timeout_s=30) is None
         assert proc.wait(30) and proc.ending().exit_code == 4
 
@@ -82,8 +91,8 @@ print("done", flush=True)
 
 
 def test_sampler_sees_cpu_and_memory_of_the_whole_tree():
-    with Process(Launch([sys.executable, "-c", BURN], cwd="/", env=dict(os.environ))) as proc:
-        sampler = Sampler(proc.pid, interval_s=0.05).start()
+    with start([sys.executable, "-c", BURN]) as proc:
+        sampler = Sampler(HOST, proc, interval_s=0.05).start()
         time.sleep(0.5)
         t0 = time.monotonic_ns()
         time.sleep(0.8)
@@ -113,9 +122,7 @@ def test_sampler_reads_a_process_tree_from_proc():
 
 
 def test_window_interpolates_cpu_between_samples():
-    from corobench.sampler import Sample
-
-    s = Sampler(pid=1)
+    s = Sampler(HOST, None)
     s.samples = [Sample(0, 0.0, 1, 1, 1, None), Sample(1_000_000_000, 1.0, 5, 9, 2, 7),
                  Sample(2_000_000_000, 3.0, 2, 2, 1, 3)]
     w = s.window(500_000_000, 1_500_000_000)

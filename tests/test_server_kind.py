@@ -102,7 +102,7 @@ def test_a_good_http_server_is_verified_and_measured(results):
     ("ignore-term", "timeout", "did not exit within 5 s of SIGTERM (and printed no final line)"),
     ("slow-stop", "timeout", "did not exit within 5 s of SIGTERM (and printed no final line)"),
     ("slow-exit", "timeout", "did not exit within 5 s of SIGTERM (after printing its final line)"),
-    ("anyaddr", "output", "listens on 0.0.0.0"),
+    ("anyaddr", "output", "listens on tcp 0.0.0.0:"),
 ])
 def test_each_server_fault_is_failed_with_its_reason_and_nothing_is_left(results, mode, kind, reason):
     args = list(ECHO)

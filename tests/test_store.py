@@ -27,10 +27,10 @@ def test_rows_are_committed_as_they_arrive(tmp_path):
     assert other.execute("SELECT status FROM sessions").fetchone()[0] == "running"
     store.end_session(sid, "finished")
     s = store.session("latest")
-    assert s["status"] == "finished" and json.loads(s["machine"]) == {"cores": 2}
+    assert s.status == "finished" and s.machine == {"cores": 2}
     runs = store.runs(sid)
-    assert [r["rep"] for r in runs] == [1, 2] and runs[1]["status"] == "failed"
-    assert json.loads(runs[0]["params"]) == {"workers": 1, "events": 2}
+    assert [r.rep for r in runs] == [1, 2] and runs[1].status == "failed"
+    assert runs[0].params == {"workers": 1, "events": 2} and runs[0].id is not None and runs[0].session_id == sid
 
 
 def test_session_lookup_errors(tmp_path):
@@ -102,7 +102,7 @@ def test_scenario_metrics_round_trip(tmp_path):
     r.metrics = {"spawn_ns": 5, "latency_us": {"p99": 1.5}}
     store.add_run(sid, r)
     (stored,) = store.runs(sid)
-    assert json.loads(stored["metrics"]) == {"spawn_ns": 5, "latency_us": {"p99": 1.5}}
+    assert stored.metrics == {"spawn_ns": 5, "latency_us": {"p99": 1.5}}
 
 
 def test_opening_waits_for_another_process_creating_the_same_database(tmp_path):
@@ -111,7 +111,6 @@ def test_opening_waits_for_another_process_creating_the_same_database(tmp_path):
     # reported as a damaged database: two sessions started together on a new folder failed in CI.
     path = tmp_path / "corobench.sqlite"
     other = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
-    other.execute("CREATE TABLE t (x)")
     other.execute("BEGIN IMMEDIATE")  # holds the reserved lock until COMMIT
     timer = threading.Timer(0.5, lambda: other.execute("COMMIT"))
     timer.start()
@@ -128,7 +127,6 @@ def test_a_database_locked_for_too_long_is_reported_as_locked_not_damaged(tmp_pa
     monkeypatch.setattr(store_module, "BUSY_TIMEOUT_S", 0.2)
     path = tmp_path / "corobench.sqlite"
     other = sqlite3.connect(path, isolation_level=None)
-    other.execute("CREATE TABLE t (x)")
     other.execute("BEGIN IMMEDIATE")
     try:
         with pytest.raises(UsageError, match="locked by another process") as caught:
@@ -136,3 +134,45 @@ def test_a_database_locked_for_too_long_is_reported_as_locked_not_damaged(tmp_pa
         assert "damaged" not in str(caught.value)
     finally:
         other.close()
+
+
+def test_a_file_of_another_application_is_refused_untouched(tmp_path):
+    path = tmp_path / "corobench.sqlite"
+    other = sqlite3.connect(path)
+    other.execute("CREATE TABLE contacts (name TEXT)")
+    other.commit()
+    other.close()
+    before = path.read_bytes()
+    with pytest.raises(UsageError, match="not a corobench database"):
+        Store(path)
+    assert path.read_bytes() == before
+
+
+def test_a_database_missing_a_table_is_refused_not_repaired(tmp_path):
+    path = tmp_path / "corobench.sqlite"
+    Store(path).close()
+    raw = sqlite3.connect(path)
+    raw.execute("DROP TABLE runs")
+    raw.commit()
+    raw.close()
+    with pytest.raises(UsageError, match="not a corobench database"):
+        Store(path)
+    raw = sqlite3.connect(path)
+    assert raw.execute("SELECT COUNT(*) FROM sessions").fetchone()[0] == 0  # no session was written into it
+
+
+@pytest.mark.parametrize("where", ["file", "folder"])
+def test_links_at_the_database_or_its_folder_are_refused(tmp_path, where):
+    target = tmp_path / "elsewhere"
+    target.mkdir()
+    if where == "file":
+        folder = tmp_path / "results"
+        folder.mkdir()
+        (folder / "corobench.sqlite").symlink_to(target / "db.sqlite")  # dangling: would be created there
+    else:
+        folder = tmp_path / "results"
+        folder.symlink_to(target)
+    with pytest.raises(UsageError, match="symbolic link"):
+        Store(folder / "corobench.sqlite")
+    assert list(target.iterdir()) == []
+

@@ -6,6 +6,7 @@ report order, for the scenarios of the cells that have one.
 
 from __future__ import annotations
 
+from corobench.export.base import Exporter, ReportContext
 from corobench.results import Cell, by_scenario
 from corobench.scenarios import get_scenario
 
@@ -17,3 +18,24 @@ def legacy_text(cells: list[Cell]) -> str:
         if text is not None:
             parts.append(text)
     return "\n".join(parts)
+
+
+class Legacy(Exporter):
+    name = "legacy"
+    help = "each original benchmark's own output (chain.csv, tasks.md, blocking.txt)"
+    order = 50
+
+    def session_text(self, cells: list[Cell], meta: dict) -> str:
+        return legacy_text(cells)
+
+    def report_files(self, ctx: ReportContext) -> dict[str, str]:
+        files = {}
+        for name, group in by_scenario(ctx.cells).items():
+            scenario = get_scenario(name)
+            text = scenario.legacy(group)
+            if text is not None and scenario.legacy_name:
+                files[scenario.legacy_name] = text
+        return files
+
+
+EXPORTER = Legacy()

@@ -1,9 +1,16 @@
-"""Markdown tables: per scenario and parameter set, median with its CI, ratio to the best."""
+"""Markdown: per scenario and parameter set, median with its CI and ratio to the best; a comparison's
+tables; and report.md (the tables, the charts, the machine)."""
 
 from __future__ import annotations
 
+import json
+
+from corobench.compare import (TEST, Result, change_text, failure_notes, one_side_text, p_text, session_text,
+                               side_text, summary_line)
+from corobench.export.base import Exporter, ReportContext
 from corobench.export.grouping import groups, scenario_warnings, tabulate
 from corobench.results import Cell, by_scenario
+from corobench.verify import clean_text
 
 LEGEND = ("Medians of the measured repetitions; the bracket is the median's 95 % confidence interval from "
           "order statistics (with fewer than 6 runs it is min–max and covers less than 95 %). \"vs best\": how "
@@ -44,3 +51,95 @@ def to_markdown(cells: list[Cell]) -> str:
         parts.append(f"## {scenario}\n")
         parts.append(scenario_tables(scenario, group))
     return "\n".join(parts)
+
+
+def comparison_markdown(result: Result, heading: str = "###") -> str:
+    out = [f"A = {session_text(result.a)}, B = {session_text(result.b)}. Change is B against A; "
+           f"significance: a {TEST}, `~` when not significant. FAILED cells carry no figure.\n",
+           f"**{summary_line(result)}**\n"]
+    out += [f"- warning: {w}" for w in result.warnings] + [f"- note: {n}" for n in result.notes]
+    if result.warnings or result.notes:
+        out.append("")
+    for group in result.groups():
+        metric = group.metric
+        out.append(f"{heading} {group.title}\n")
+        params = ["parameters"] if group.varying else []
+        columns = ["program", *params, "A median [CI]", "B median [CI]", "change", "p", "B vs A"]
+        out += ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+        for ln in group.lines:
+            verdict = f"**{ln.verdict}**" if ln.verdict in ("better", "worse") or "FAILED" in ln.verdict else ln.verdict
+            label = [group.label(ln.a_cell)] if group.varying else []
+            row = [ln.a_cell.program, *label, side_text(ln.a_cell, metric), side_text(ln.b_cell, metric),
+                   change_text(ln), p_text(ln), verdict]
+            out.append("| " + " | ".join(row) + " |")
+        out.append("")
+    if result.lines and failure_notes(result):
+        out += [f"- {note}" for note in failure_notes(result)] + [""]
+    for name, cells in (("A", result.only_a), ("B", result.only_b)):
+        if cells:
+            out.append(f"Only in {name}:\n")
+            out += [f"- {one_side_text(c)}" for c in cells]
+            out.append("")
+    return "\n".join(out)
+
+
+def machine_section(meta: dict) -> str:
+    m = meta["machine"]
+    mem = f"{m['memory_bytes'] / 2**30:.1f} GiB" if m.get("memory_bytes") else "?"
+    lines = [
+        "## Machine and session\n",
+        f"- session {meta['session']}, {meta['started_at']} → {meta['finished_at'] or '(unfinished)'}"
+        f" ({meta['status']})",
+        f"- command: `{meta['command']}`",
+        f"- commit: `{meta['git_commit'] or 'unknown'}`",
+        f"- CPU: {m.get('cpu_model')}, {m.get('cores')} cores ({m.get('cores_usable')} usable), memory {mem}",
+        f"- OS: {m.get('os')}, kernel {m.get('kernel')}, Python {m.get('python')}",
+        f"- load average at start: {', '.join(f'{x:.2f}' for x in m.get('loadavg', []))}",
+        f"- settings: {json.dumps({k: v for k, v in meta['settings'].items() if k != 'runtime_info'})}",
+        "", "Runtime settings are each runtime's defaults (docs/implementations.md, tuning policy), as its "
+        "manifest's `info` command reported them for this session.", "",
+        "| implementation | toolchain | runtime settings |", "|---|---|---|",
+    ]
+    info = meta["settings"].get("runtime_info") or {}
+    lines += [f"| {k} | {v} | {clean_text(str(info.get(k, '—')), 300).replace('|', '/')} |"
+              for k, v in sorted(meta["toolchains"].items())]
+    return "\n".join(lines) + "\n"
+
+
+def report_markdown(ctx: ReportContext) -> str:
+    meta = ctx.meta
+    md = [f"# corobench report — session {meta['session']}\n", LEGEND + " Error bars in the charts span "
+          "min–max of the runs.\n"]
+    if ctx.comparison is not None:
+        md.append(f"## Comparison with session {ctx.comparison.a['session']} (baseline)\n")
+        md.append(comparison_markdown(ctx.comparison))
+    for scenario, group in by_scenario(ctx.cells).items():
+        md.append(f"## {scenario}\n")
+        md += [f"![{chart.stem}]({chart.name})\n" for chart in ctx.charts.get(scenario, []) if chart.suffix == ".png"]
+        md.append(scenario_tables(scenario, group))
+    verify_failures = [r for r in ctx.rows if r.rep == 0 and r.status == "failed"]
+    if verify_failures:
+        md.append("## Verification failures (tiny size, before measuring)\n")
+        md += [f"- {r.program} {r.scenario}: {clean_text(r.reason or '', 500)} (`corobench show {r.id}`)"
+               for r in verify_failures]
+        md.append("")
+    md.append(machine_section(meta))
+    return "\n".join(md)
+
+
+class Markdown(Exporter):
+    name = "md"
+    help = "Markdown tables (report.md, with the charts and the machine)"
+    order = 30
+
+    def session_text(self, cells: list[Cell], meta: dict) -> str:
+        return to_markdown(cells)
+
+    def comparison_text(self, result: Result) -> str:
+        return comparison_markdown(result)
+
+    def report_files(self, ctx: ReportContext) -> dict[str, str]:
+        return {"report.md": report_markdown(ctx)}
+
+
+EXPORTER = Markdown()

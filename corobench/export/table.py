@@ -1,14 +1,20 @@
-"""The terminal tables printed after a run (rich): program names whole, notes below each table."""
+"""The terminal tables (rich) of a session and of a comparison: program names whole, notes below each table."""
 
 from __future__ import annotations
 
+import io
 import os
 
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
+from corobench import compare as cmp
+from corobench.compare import Result
+from corobench.export.base import Exporter
 from corobench.export.grouping import groups, tabulate
 from corobench.results import Cell, by_scenario
+from corobench.verify import clean_text
 
 TERMINAL_METRICS = 3  # beyond the headline: the rest are in `--format md/csv/json` and the report
 
@@ -56,3 +62,69 @@ def print_table(cells: list[Cell], console: Console | None = None) -> None:
             console.print(table)
             for note in data.notes:
                 console.print("  " + note, highlight=False, markup=False, soft_wrap=True)
+
+
+def print_comparison(result: Result, console: Console | None = None) -> None:
+    """The comparison as terminal tables: one per scenario and metric."""
+    console = console or out_console()
+    console.print(f"A = {cmp.session_text(result.a)}\nB = {cmp.session_text(result.b)}", highlight=False,
+                  markup=False)
+    styles = {"better": "green", "worse": "red"}
+    for group in result.groups():
+        metric = group.metric
+        console.print(group.title, highlight=False, markup=False, soft_wrap=True)  # one line, however long
+        table = Table()
+        table.add_column("program", no_wrap=True)
+        if group.varying:
+            table.add_column("parameters")
+        for col in ("A median [CI]", "B median [CI]", "change"):
+            table.add_column(col, justify="right", no_wrap=True)  # a figure is never cut
+        table.add_column("p", justify="right")
+        table.add_column("B vs A")
+        for ln in group.lines:
+            verdict = ln.verdict
+            sides = [cmp.side_text(c, metric) for c in (ln.a_cell, ln.b_cell)]
+            label = [Text(group.label(ln.a_cell))] if group.varying else []
+            # Text, not markup: names and brackets print as they are
+            table.add_row(Text(ln.a_cell.program), *label,
+                          *[Text(t, style="red" if t == "FAILED" else "") for t in sides],
+                          Text(cmp.change_text(ln)), Text(cmp.p_text(ln)),
+                          Text(verdict, style=styles.get(verdict, "red" if "FAILED" in verdict else "")))
+        console.print(table)
+    for reason in cmp.failure_notes(result):
+        console.print("  " + clean_text(reason, 300), highlight=False, markup=False, soft_wrap=True)
+    for name, cells in (("A", result.only_a), ("B", result.only_b)):
+        if cells:
+            console.print(f"only in {name}:", highlight=False, soft_wrap=True)
+            for cell in cells:
+                console.print("  " + cmp.one_side_text(cell), highlight=False, markup=False, soft_wrap=True)
+    console.print(cmp.summary_line(result), highlight=False, markup=False, soft_wrap=True)
+    for line in result.warnings:
+        console.print("warning: " + line, style="yellow", highlight=False, markup=False, soft_wrap=True)
+    for line in result.notes:
+        console.print(f"note: {line}", highlight=False, markup=False, soft_wrap=True)
+
+
+class Terminal(Exporter):
+    name = "table"
+    help = "tables for the terminal: each scenario's headline metrics"
+    order = 10
+
+    def session_text(self, cells: list[Cell], meta: dict) -> str:
+        console = Console(record=True, width=out_console().width, file=io.StringIO())
+        print_table(cells, console)
+        return console.export_text()
+
+    def print_session(self, cells: list[Cell], meta: dict) -> None:
+        print_table(cells)
+
+    def comparison_text(self, result: Result) -> str:
+        console = Console(record=True, width=out_console().width, file=io.StringIO())
+        print_comparison(result, console)
+        return console.export_text()
+
+    def print_comparison(self, result: Result) -> None:
+        print_comparison(result)
+
+
+EXPORTER = Terminal()

@@ -22,6 +22,7 @@ from corobench import compare as cmp
 from corobench.export.grouping import groups, ranked, scenario_warnings, tabulate
 from corobench.results import Cell, by_scenario
 from corobench.scenarios import get_scenario
+from corobench.store import RunRow
 
 # ECMA-48: CSI (ESC [ ... final), OSC (ESC ] ... BEL or ST), and the other two-byte escapes
 ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-Z\\-_]|\x9b[0-?]*[ -/]*[@-~]")
@@ -142,29 +143,26 @@ def comparison_view(result: cmp.Result) -> dict:
 
 # --------------------------------------------------------------------------- failures, machine
 
-def failures(rows: Sequence[Mapping], scenario: str) -> list[dict]:
+def failures(rows: Sequence[RunRow], scenario: str) -> list[dict]:
     """The scenario's FAILED runs with what a reader needs to reproduce them; runs that failed the
     same way (program, reason, exit, stderr) are one entry, the others listed under it."""
     out: dict[tuple, dict] = {}
     for r in rows:
-        if r["scenario"] != scenario or r["status"] != "failed":
+        if r.scenario != scenario or r.status != "failed":
             continue
-        argv = json.loads(r["argv"] or "[]")
-        if not argv:
+        if not r.argv:
             continue  # a cell's stand-in row (failed verification): its verification run has the details
-        params = json.loads(r["params"])
-        keys = r.keys()
         run = {
-            "program": r["program"],
-            "label": " ".join(f"{k}={v}" for k, v in params.items())
-            + (f" threads={r['threads']}" if r["threads"] is not None else ""),
-            "rep": "verification run (tiny size)" if r["rep"] == 0 else f"repetition {r['rep']}",
-            "kind": r["failure_kind"] or "", "reason": plain(r["reason"]),
-            "exit": "" if r["exit_code"] is None else str(r["exit_code"]),
-            "signal": "" if r["term_signal"] is None else str(r["term_signal"]),
-            "command": plain(shlex.join(str(a) for a in argv)),
-            "cwd": plain(r["cwd"] if "cwd" in keys else None),
-            "stderr": plain(r["stderr_tail"]),
+            "program": r.program,
+            "label": " ".join(f"{k}={v}" for k, v in r.params.items())
+            + (f" threads={r.threads}" if r.threads is not None else ""),
+            "rep": "verification run (tiny size)" if r.rep == 0 else f"repetition {r.rep}",
+            "kind": r.failure_kind or "", "reason": plain(r.reason),
+            "exit": "" if r.exit_code is None else str(r.exit_code),
+            "signal": "" if r.term_signal is None else str(r.term_signal),
+            "command": plain(shlex.join(str(a) for a in r.argv)),
+            "cwd": plain(r.cwd),
+            "stderr": plain(r.stderr_tail),
         }
         same = (run["program"], run["kind"], run["reason"], run["exit"], run["signal"], run["cwd"], run["stderr"])
         if same in out:
@@ -203,7 +201,7 @@ def _static(name: str) -> str:
     return (resources.files("corobench.report") / "static" / name).read_text(encoding="utf-8")
 
 
-def render(meta: Mapping, cells: list[Cell], rows: Sequence[Mapping], charts: Mapping[str, list[Path]],
+def render(meta: Mapping, cells: list[Cell], rows: Sequence[RunRow], charts: Mapping[str, list[Path]],
            intro: str, comparison: cmp.Result | None = None) -> str:
     """The report page; `charts` maps a scenario to the chart files it wrote (its SVGs are inlined)."""
     from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape

@@ -46,10 +46,10 @@ def effective_threads(program: Program, asked: int | None, cpus: set[int] | None
 
 
 def command_for(program: Program, scenario: Scenario, params: dict, threads: int | None,
-                warmup: int | None) -> tuple[list[str], dict[str, str]]:
-    """The argv and environment that run this program for these parameters."""
+                warmup: int | None, bind: str | None = None) -> tuple[list[str], dict[str, str]]:
+    """The argv and environment that run this program for these parameters (a server: bound to `bind`)."""
     m = program.manifest
-    argv = m.resolve(m.run) + scenario.argv(params)
+    argv = m.resolve(m.run) + (scenario.argv(params, bind) if bind is not None else scenario.argv(params))
     env = {**os.environ, **m.env}
     if program.variant:
         argv += ["--variant", program.variant]
@@ -101,10 +101,11 @@ class RunKind(ABC):
     def cli_options(self) -> list[KindOption]:
         return []
 
-    def configure(self, options: Options, given: dict) -> None:
-        """Check this kind's CLI options (`given`, by option name) and record them in `options`."""
+    def configure(self, options: Options, given: dict, scenarios: list | None = None) -> None:
+        """Check this kind's CLI options (`given`, by option name) for these scenarios and record
+        them in `options`."""
 
-    def tools(self) -> list:
+    def tools(self, options: Options | None = None) -> list:
         """Manifests of tools this kind's runs need built (e.g. the load generator)."""
         return []
 

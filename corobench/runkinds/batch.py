@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from corobench.cgroup import RunCgroup
 from corobench.measure import run_measured
 from corobench.runkinds.base import RunKind, RunRequest, base_row, command_for, effective_threads, refuse_threads
 from corobench.store import RunRow
@@ -20,13 +19,8 @@ class BatchKind(RunKind):
         row = base_row(req, argv, cpus)
         if refuse_threads(req, row):
             return row
-        cgroup = RunCgroup.create(req.run_name) if req.options.use_cgroup else None
-        try:
-            m = run_measured(argv, cwd=str(req.program.manifest.folder), env=env, timeout_s=req.timeout_s,
-                             cpus=cpus, cgroup=cgroup)
-        finally:
-            if cgroup is not None:
-                cgroup.remove()
+        m = run_measured(argv, cwd=str(req.program.manifest.folder), env=env, timeout_s=req.timeout_s,
+                         cpus=cpus, cgroup=req.run_name if req.options.use_cgroup else None, host=req.options.host)
         verdict = verify(req.scenario, req.params, m, timeout_s=req.timeout_s, threads=threads,
                          variant=req.program.variant)
         row.exit_code, row.term_signal = m.exit_code, m.term_signal

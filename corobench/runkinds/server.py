@@ -1,45 +1,46 @@
-"""The server run kind: start a server, load it with our client while sampling it, stop it, verify.
+"""The server run kind: start a server, load it from one or more agents while sampling it, stop it, verify.
 
-1. Start the server pinned to the server CPUs (default: the first half), inside its cgroup, and
-   wait for its ready line; check it, and that it listens on loopback only.
+1. Start the server on its host (this machine), pinned to the server CPUs, inside its cgroup, and
+   wait for its ready line; check it, and that it listens only where it was told to — then and
+   for the whole run (TCP and UDP, the whole process tree and the run's cgroup).
 2. Sample the server (CPU, RSS, VSZ, threads, cgroup memory) every 100 ms.
-3. Run the load generator pinned to the client CPUs (default: the other half); it verifies every
-   reply and reports its measured window on the same clock as the sampler.
+3. Run the load: one agent of the chosen generator per client slot of the topology (this
+   machine's client CPUs by default), each pinned to its CPUs; several agents share the load and
+   start together on one window (their clocks measured against the server's before and after).
+   Every agent verifies its replies; their results are merged (merge.py).
 4. Stop the server with SIGTERM (5 s grace, then it is killed and the run FAILED) and read its
-   final line; its counts must equal the client's.
-Anything else is FAILED with its reason: never ready, died under load, wrong bytes, counts that
-don't match, did not stop.
+   final line; its counts must equal the sum of the agents'.
+Anything else is FAILED with its reason (and the host or agent named): never ready, died under
+load, wrong bytes, counts that don't match, did not stop, an agent that died or could not start,
+a clock whose offset could not be bounded.
 """
 
 from __future__ import annotations
 
-import ipaddress
 import os
-import shutil
-import time
-from pathlib import Path
+from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 
 from corobench import validate
-from corobench.cgroup import RunCgroup
-from corobench.discover import Program
 from corobench.errors import UsageError
-from corobench.manifest import Manifest, parse_manifest
+from corobench.hosts.base import Ending, Host, LaunchError, Program, ProgramSpec, other_share
+from corobench.loadgens import DEFAULT, Agent, LoadFailed, LoadGenerator, LoadResult, get_loadgen, loadgens
+from corobench.loadgens.merge import AgentRun, merge
 from corobench.options import Options
-from corobench.paths import PROJECT_ROOT
-from corobench.process import Launch, LaunchError, Process
 from corobench.runkinds.base import (KindOption, RunKind, RunRequest, base_row, command_for, effective_threads,
                                      refuse_threads)
 from corobench.sampler import Sampler
-from corobench.scenarios import SCENARIOS
-from corobench.scenarios.serverbase import HOST, ServerScenario
+from corobench.scenarios.serverbase import ServerScenario
 from corobench.store import RunRow
+from corobench.topology import ClientSlot, Topology, share_cpus, split_cpus
 from corobench.verify import BadOutput, check_fields, clean_text, last_stderr_line, parse_object
 
-LOADGEN_DIR = PROJECT_ROOT / "loadgen"
-WRK_SCRIPT = LOADGEN_DIR / "wrk" / "ping.lua"
 READY_TIMEOUT_S = 60.0  # times the manifest's timeout_factor: a JVM under load starts slowly
 STOP_GRACE_S = 5.0  # the protocol: exit within 5 s of SIGTERM
 SAMPLE_INTERVAL_S = 0.1
+LISTEN_CHECK_EVERY = 5  # samples between checks of where the server listens (0.5 s)
+START_LEAD_S = 1.0  # agents that start together are told to start this long after they are launched
+START_LEAD_REMOTE_S = 2.0  # ... when one of them is reached over ssh
+MAX_AGENTS = 256
 
 
 class RunFailed(Exception):
@@ -51,57 +52,41 @@ class RunFailed(Exception):
         self.reason = reason
 
 
-def split_cpus(cpus: set[int]) -> tuple[set[int], set[int]]:
-    """The first half of the CPUs for the server, the rest for the client (one CPU: shared)."""
-    ordered = sorted(cpus)
-    if len(ordered) == 1:
-        return set(ordered), set(ordered)
-    half = len(ordered) // 2
-    return set(ordered[:half]), set(ordered[half:])
+class ListenWatch:
+    """Checks, with every few samples, that the server's tree listens only where it may."""
+
+    def __init__(self, host: Host, program: Program, topology: Topology):
+        self.host, self.program, self.topology = host, program, topology
+        self.found: list[str] = []
+        self._count = 0
+
+    def check(self) -> None:
+        self._count += 1
+        if self.found or self._count % LISTEN_CHECK_EVERY != 1:
+            return
+        self.now()
+
+    def now(self) -> list[str]:
+        wrong = self.host.listening_outside(self.program, self.topology.allowed)
+        if wrong and not self.found:
+            self.found = wrong
+        return wrong
+
+    def reason(self) -> str:
+        where = "a loopback address" if self.topology.on_loopback else f"{self.topology.bind} alone"
+        return f"the server listens on {', '.join(self.found)}: it was asked to bind {where}"
 
 
-def loadgen_manifest() -> Manifest:
-    # it may list the server scenarios, whichever modules those are
-    return parse_manifest(LOADGEN_DIR / "manifest.toml", {n for n, s in SCENARIOS.items() if s.kind == "server"})
+def local_topology(options: Options, server: set[int] | None = None, client: set[int] | None = None,
+                   agents: int = 1) -> Topology:
+    """Everything on this machine: the server on its CPUs, `agents` clients sharing the client CPUs."""
+    from corobench.hosts.local import LocalHost
 
-
-def listening_addresses(pids: list[int]) -> list[str]:
-    """host:port of every TCP socket in LISTEN state that one of these processes holds."""
-    inodes: set[str] = set()
-    for pid in pids:
-        try:
-            for fd in os.listdir(f"/proc/{pid}/fd"):
-                try:
-                    target = os.readlink(f"/proc/{pid}/fd/{fd}")
-                except OSError:
-                    continue
-                if target.startswith("socket:["):
-                    inodes.add(target[8:-1])
-        except OSError:
-            continue
-    found: list[str] = []
-    for table, family in (("/proc/net/tcp", 4), ("/proc/net/tcp6", 6)):
-        try:
-            lines = Path(table).read_text().splitlines()[1:]
-        except OSError:
-            continue
-        for line in lines:
-            fields = line.split()
-            if len(fields) < 10 or fields[3] != "0A" or fields[9] not in inodes:  # 0A = LISTEN
-                continue
-            hex_addr, hex_port = fields[1].split(":")
-            raw = bytes.fromhex(hex_addr)
-            # /proc/net/tcp writes each 32-bit word of the address in host (little-endian) order
-            raw = b"".join(raw[i:i + 4][::-1] for i in range(0, len(raw), 4))
-            addr = ipaddress.ip_address(raw)
-            if family == 6 and addr.ipv4_mapped:
-                addr = addr.ipv4_mapped
-            found.append(f"{addr}:{int(hex_port, 16)}")
-    return found
-
-
-def not_loopback(addresses: list[str]) -> list[str]:
-    return [a for a in addresses if not ipaddress.ip_address(a.rsplit(":", 1)[0].strip("[]")).is_loopback]
+    here = options.host or LocalHost(use_cgroups=options.use_cgroup)
+    allowed = set(options.cpus) if options.cpus else here.cpus()
+    default_server, default_client = split_cpus(allowed)
+    client = client or default_client
+    return Topology(here, server or default_server, [ClientSlot(here, c) for c in share_cpus(client, agents)])
 
 
 class ServerKind(RunKind):
@@ -110,39 +95,58 @@ class ServerKind(RunKind):
     # ---------------------------------------------------------------- CLI and session
 
     def cli_options(self) -> list[KindOption]:
+        names = ", ".join(sorted(loadgens()))
         return [
             KindOption(("--server-cpus",), "server_cpus", "CPUs for the server [default: the first half]"),
             KindOption(("--client-cpus",), "client_cpus", "CPUs for the load generator [default: the other half]"),
-            KindOption(("--loadgen",), "loadgen", "corobench-load, or wrk (http only; replies not verified by "
-                                                  "the client)", "corobench-load"),
+            KindOption(("--loadgen",), "loadgen", f"the load generator: {names}", DEFAULT),
+            KindOption(("--clients",), "clients", "load-generator agents on this machine, each pinned to its own "
+                                                  "share of the client CPUs [default: 1]"),
+            KindOption(("--hosts",), "hosts", "a hosts file (TOML): agents on other machines over ssh "
+                                              "(README, Running across machines)"),
         ]
 
-    def configure(self, options: Options, given: dict) -> None:
-        allowed = set(options.cpus) if options.cpus else os.sched_getaffinity(0)
-        server, client = split_cpus(allowed)
-        if given.get("server_cpus"):
-            server = validate.cpu_list(given["server_cpus"], "--server-cpus")
-        if given.get("client_cpus"):
-            client = validate.cpu_list(given["client_cpus"], "--client-cpus")
-        options.server_cpus, options.client_cpus = server, client
-        loadgen = given.get("loadgen") or "corobench-load"
-        if loadgen not in ("corobench-load", "wrk"):
-            raise UsageError(f"--loadgen must be corobench-load or wrk, not '{loadgen}'")
-        if loadgen == "wrk" and shutil.which("wrk") is None:
-            raise UsageError("--loadgen wrk: wrk is not on PATH (as root, `corobench setup` installs it)")
-        options.loadgen = loadgen
+    def configure(self, options: Options, given: dict, scenarios: list | None = None) -> None:
+        server = validate.cpu_list(given["server_cpus"], "--server-cpus") if given.get("server_cpus") else None
+        client = validate.cpu_list(given["client_cpus"], "--client-cpus") if given.get("client_cpus") else None
+        agents = validate.whole("--clients", given["clients"], 1, MAX_AGENTS) if given.get("clients") else 1
+        if given.get("hosts"):
+            from corobench.hostsfile import topology_from_file
 
-    def tools(self) -> list[Manifest]:
-        return [loadgen_manifest()] if (LOADGEN_DIR / "manifest.toml").exists() else []
+            if given.get("clients") or client:
+                raise UsageError("--hosts names the client hosts and their CPUs: drop --clients and --client-cpus")
+            options.topology = topology_from_file(given["hosts"], options, server)
+        else:
+            options.topology = local_topology(options, server, client, agents)
+        name = given.get("loadgen") or DEFAULT
+        generator = get_loadgen(name, scenarios)
+        why = generator.unavailable()
+        if why:
+            raise UsageError(f"--loadgen {name}: {why}")
+        if len(options.topology.clients) > 1 and not generator.supports_agents:
+            raise UsageError(f"--loadgen {name} cannot share a load between several agents")
+        options.loadgen = name
+
+    def tools(self, options: Options | None = None) -> list:
+        names = {DEFAULT, options.loadgen if options is not None else DEFAULT}
+        return [m for n in sorted(names) for m in loadgens()[n].tools()]
 
     def settings(self, options: Options) -> dict:
-        return {"server_cpus": sorted(options.server_cpus or []), "client_cpus": sorted(options.client_cpus or []),
-                "loadgen": options.loadgen}
+        topo = options.topology
+        if topo is None:
+            return {"loadgen": options.loadgen}
+        return {"server_cpus": sorted(topo.server_cpus),
+                "client_cpus": sorted({c for s in topo.clients if s.host.kind == "local" for c in (s.cpus or ())}),
+                "loadgen": options.loadgen, "topology": topo.describe()}
 
     def plan_note(self, options: Options) -> str | None:
-        shared = options.server_cpus == options.client_cpus
-        return (f"servers on CPU {','.join(map(str, sorted(options.server_cpus or [])))}, "
-                f"{options.loadgen} on CPU {','.join(map(str, sorted(options.client_cpus or [])))}"
+        topo = options.topology
+        if topo is None:
+            return None
+        cpus = lambda s: ",".join(map(str, sorted(s or [])))  # noqa: E731
+        clients = "; ".join(f"{options.loadgen} on {c.host.name} CPU {cpus(c.cpus)}" for c in topo.clients)
+        shared = any(c.host is topo.server and (c.cpus or set()) & topo.server_cpus for c in topo.clients)
+        return (f"servers on {topo.server.name} CPU {cpus(topo.server_cpus)}, bound to {topo.bind}; {clients}"
                 + (" (shared: the client competes with the server)" if shared else ""))
 
     # ---------------------------------------------------------------- one run
@@ -150,113 +154,122 @@ class ServerKind(RunKind):
     def run(self, req: RunRequest) -> RunRow:
         scenario = req.scenario
         assert isinstance(scenario, ServerScenario)
-        options = req.options
-        server_cpus = options.server_cpus or split_cpus(os.sched_getaffinity(0))[0]
-        threads = effective_threads(req.program, req.threads, server_cpus)
-        argv, env = command_for(req.program, scenario, req.params, threads, None)
-        row = base_row(req, argv, server_cpus)
+        topo = req.options.topology or local_topology(req.options)
+        threads = effective_threads(req.program, req.threads, topo.server_cpus)
+        argv, env = command_for(req.program, scenario, req.params, threads, None, bind=topo.bind)
+        if not topo.on_loopback:
+            argv.append("--allow-remote")
+        row = base_row(req, argv, topo.server_cpus)
         if refuse_threads(req, row):
             return row
-        use_wrk = options.loadgen == "wrk" and req.rep > 0 and getattr(scenario, "wrk_ok", False)
-        cgroup = RunCgroup.create(req.run_name) if options.use_cgroup else None
+        # the verification run is always checked reply by reply: by our own client
+        name = req.options.loadgen if req.rep > 0 else DEFAULT
+        generator = loadgens()[name if name in scenario.loadgens else DEFAULT]
         try:
-            self._serve(req, row, argv, env, threads, server_cpus, cgroup, use_wrk)
+            self._serve(req, row, argv, env, threads, topo, generator)
         except RunFailed as failed:
             row.status, row.failure_kind, row.reason = "failed", failed.kind, failed.reason
-        finally:
-            if cgroup is not None:
-                cgroup.remove()
         return row
 
     def _serve(self, req: RunRequest, row: RunRow, argv: list[str], env: dict, threads: int | None,
-               server_cpus: set[int], cgroup: RunCgroup | None, use_wrk: bool) -> None:
+               topo: Topology, generator: LoadGenerator) -> None:
         scenario: ServerScenario = req.scenario  # type: ignore[assignment]
-        launch = Launch(argv, str(req.program.manifest.folder), env, server_cpus, cgroup)
+        host = topo.server
+        spec = ProgramSpec(argv, str(req.program.manifest.folder), env, topo.server_cpus,
+                           req.run_name if req.options.use_cgroup else None, label="the server")
+        row.loadavg = os.getloadavg()[0]
         try:
-            server = Process(launch)
+            server = host.start(spec)
         except LaunchError as exc:
             raise RunFailed("exit", str(exc)) from None
         result: dict = {}
         row.result = result
+        busy_before = host.cpu_times()
         with server:
             try:
                 ready = self._ready(req, server, threads, result)
-                sampler = Sampler(server.pid, cgroup, SAMPLE_INTERVAL_S).start()
+                watch = ListenWatch(host, server, topo)
+                if watch.now():
+                    raise RunFailed("output", watch.reason())
+                sampler = host.sampler(server, SAMPLE_INTERVAL_S, watch.check)
                 try:
-                    target = f"{HOST}:{ready['port']}"
-                    if use_wrk:
-                        client, window, client_wall = self._wrk(req, target)
-                    else:
-                        client, window, client_wall = self._load(req, target)
-                    result["client"] = client
+                    load = self._load(req, topo, generator, ready["port"])
+                    result["client"] = load.raw
                 except RunFailed as failed:
                     server.wait(1.0)  # a crash is what the client's errors are about: let its end be seen
                     self._died(server, f"; the client saw: {failed.reason}")
                     raise
                 finally:
                     sampler.stop()
+                busy_after = host.cpu_times()
                 self._died(server, "")
+                if watch.found or watch.now():
+                    raise RunFailed("output", watch.reason())
                 stopped = server.stop(STOP_GRACE_S)
                 final_line = server.wait_line(1, 1.0)
                 ending = server.ending()
+                extra = server.wait_line(2, 0.2) if final_line is not None else None
+                row.cgroup_peak_bytes = server.cgroup_peak_bytes()
             finally:
-                row.stderr_tail = "\n".join([*launch.notes, server.stderr_tail()]).strip() or None
+                row.stderr_tail = "\n".join([*server.notes, server.stderr_tail()]).strip() or None
+        self._check_end(req, row, ready, ending, stopped, final_line, extra, load, generator)
+        row.reported_threads = ready["threads"]
+        row.elapsed_ns = load.window[1] - load.window[0]
+        row.metrics = self._metrics(sampler, load, generator, topo, busy_before, busy_after)
+        row.other_cpu_fraction = max((row.metrics.get(k) for k in ("server_other_share", "client_other_share")
+                                      if row.metrics.get(k) is not None), default=None)
+
+    def _check_end(self, req: RunRequest, row: RunRow, ready: dict, ending: Ending, stopped: bool,
+                   final_line: str | None, extra: str | None, load: LoadResult, generator: LoadGenerator) -> None:
+        scenario: ServerScenario = req.scenario  # type: ignore[assignment]
         row.exit_code, row.term_signal = ending.exit_code, ending.term_signal
         row.wall_ns, row.user_s, row.sys_s, row.max_rss_kb = ending.wall_ns, ending.user_s, ending.sys_s, ending.max_rss_kb
-        row.cgroup_peak_bytes = cgroup.peak_bytes() if cgroup is not None and not server.cgroup_join_failed else None
         if not stopped:  # where it hung: before its final line, or on its way out after it
             when = "after printing its final line" if final_line is not None else "and printed no final line"
             raise RunFailed("timeout", f"the server did not exit within {STOP_GRACE_S:g} s of SIGTERM ({when}); killed")
         if ending.exit_code != 0:
-            raise RunFailed("exit", f"the server exited {self._how(ending)} after SIGTERM: "
-                                    f"{last_stderr_line(server.stderr_tail())}")
+            raise RunFailed("exit", f"the server exited {ending.how()} after SIGTERM: "
+                                    f"{last_stderr_line(row.stderr_tail or '')}")
         if final_line is None:
             raise RunFailed("output", "the server printed no final line after SIGTERM")
         try:
             final = parse_object(final_line)
         except BadOutput as exc:
             raise RunFailed("output", f"final line: {exc}") from None
-        result["final"] = final
-        extra = server.wait_line(2, 0.2)
+        assert row.result is not None
+        row.result["final"] = final
         if extra is not None:
             raise RunFailed("output", f"the server printed more than two lines: {clean_text(extra, 80)!r}")
         wrong = check_fields(final, {"scenario": scenario.name, "threads": ready["threads"],
                                      **({"variant": req.program.variant} if req.program.variant else {})})
         if wrong is not None:
             raise RunFailed(wrong.kind, f"final line: {wrong.reason}")
-        if use_wrk:
-            problem = self._check_wrk_counts(final, client, req)
-        else:
-            problem = scenario.check_final(req.params, final, client)
+        problem = scenario.check_final(req.params, final, load, generator.count_slack(
+            scenario.load_spec(req.params, req.timeout_s)))
         if problem:
             raise RunFailed("checksum", problem)
-        row.reported_threads = ready["threads"]
-        row.elapsed_ns = window[1] - window[0]
-        row.metrics = self._metrics(sampler, window, client, client_wall, req, use_wrk, len(server_cpus))
 
     # ---------------------------------------------------------------- steps
 
-    def _died(self, server: Process, client_view: str) -> None:
+    def _died(self, server: Program, client_view: str) -> None:
         """A server that ended during the load: that is the failure, whatever the client saw."""
         if server.running:
             return
         ending = server.ending()
         raise RunFailed("signal" if ending.term_signal is not None else "exit",
-                        f"server died under load ({self._how(ending)}): {last_stderr_line(server.stderr_tail())}"
+                        f"server died under load ({ending.how()}): {last_stderr_line(server.stderr_tail())}"
                         + client_view[:200])
 
-    @staticmethod
-    def _how(ending) -> str:
-        return f"signal {ending.term_signal}" if ending.term_signal is not None else f"exit {ending.exit_code}"
-
-    def _ready(self, req: RunRequest, server: Process, threads: int | None, result: dict) -> dict:
+    def _ready(self, req: RunRequest, server: Program, threads: int | None, result: dict) -> dict:
         timeout = min(READY_TIMEOUT_S * req.program.manifest.timeout_factor, req.timeout_s)
         line = server.wait_line(0, timeout)
         if line is None:
+            if server.output_exceeded:
+                raise RunFailed("output", f"the server {server.output_exceeded}; killed")
             if not server.running:
                 ending = server.ending()
                 kind = {2: "bad-input", 3: "resource"}.get(ending.exit_code or 0, "exit")
-                raise RunFailed(kind, f"server never ready: it ended ({self._how(ending)}): "
+                raise RunFailed(kind, f"server never ready: it ended ({ending.how()}): "
                                       f"{last_stderr_line(server.stderr_tail())}")
             raise RunFailed("timeout", f"server never ready: no ready line within {timeout:g} s")
         try:
@@ -278,138 +291,125 @@ class ServerKind(RunKind):
             raise RunFailed("output", f"ready line: port must be the bound port, got {clean_text(repr(port), 30)}")
         if type(ready.get("threads")) is not int or ready["threads"] < 1:
             raise RunFailed("output", "ready line: threads must be a whole number >= 1")
-        from corobench.sampler import tree
-
-        wrong_hosts = not_loopback(listening_addresses(tree(server.pid)))
-        if wrong_hosts:
-            raise RunFailed("output", f"the server listens on {', '.join(wrong_hosts)}: not a loopback address "
-                                      f"(it was asked to bind {HOST})")
         return ready
 
-    def _client(self, argv: list[str], cwd: str, timeout_s: float, cpus: set[int]) -> tuple[Process, bool]:
-        try:
-            proc = Process(Launch(argv, cwd, dict(os.environ), cpus, None))
-        except LaunchError as exc:
-            raise RunFailed("exit", f"the load generator did not start: {exc}") from None
-        return proc, proc.wait(timeout_s)
-
-    def _load(self, req: RunRequest, target: str) -> tuple[dict, tuple[int, int], float]:
+    def _load(self, req: RunRequest, topo: Topology, generator: LoadGenerator, port: int) -> LoadResult:
+        """Every agent's load, started together, waited for together, merged on the server's clock."""
         scenario: ServerScenario = req.scenario  # type: ignore[assignment]
-        if not (LOADGEN_DIR / "manifest.toml").exists():
-            raise RunFailed("exit", f"the load generator is missing: no {LOADGEN_DIR}/manifest.toml")
-        tool = loadgen_manifest()
-        cpus = req.options.client_cpus or split_cpus(os.sched_getaffinity(0))[1]
-        argv = tool.resolve(tool.run) + scenario.client_argv(req.params, target, len(cpus))
-        timeout = scenario.client_timeout_s(req.params, req.timeout_s)
-        proc, ended = self._client(argv, str(tool.folder), timeout, cpus)
-        with proc:
-            if not ended:
-                proc.kill()
-                raise RunFailed("timeout", f"the load did not finish within {timeout:g} s; client and server killed")
-            ending = proc.ending()
-            out, err = proc.stdout(), proc.stderr_tail()
-        if ending.exit_code != 0:
-            raise RunFailed("exit", f"corobench-load {self._how(ending)}: {last_stderr_line(err)}")
-        lines = [ln for ln in out.splitlines() if ln.strip()]
+        spec = scenario.load_spec(req.params, req.timeout_s)
+        why = generator.check_spec(spec)
+        if why:
+            raise RunFailed("exit", f"{generator.name}: {why}")
+        slots = topo.clients
+        n = len(slots)
+        labels = [f"agent {i} on {s.host.name}" if n > 1 or topo.spans_hosts else generator.name
+                  for i, s in enumerate(slots)]
+        offsets = [self._offset(s.host, label) for s, label in zip(slots, labels)]
+        start_at = None
+        if (n > 1 or topo.spans_hosts) and spec.count is None:
+            lead = START_LEAD_REMOTE_S if topo.spans_hosts else START_LEAD_S
+            start_at = topo.server.clock_ns() + int((lead + spec.warmup_s) * 1e9)
+        runs = []
         try:
-            client = parse_object(lines[-1] if lines else "")
-        except BadOutput as exc:
-            raise RunFailed("output", f"corobench-load's line: {exc}") from None
-        errors = client.get("errors") or {}
-        failed = {k: v for k, v in errors.items() if v}
-        if client.get("mismatched") or failed:
-            first = clean_text(str(client.get("first_error") or ""), 200)
-            what = (f"{client.get('mismatched')} wrong repl{'y' if client.get('mismatched') == 1 else 'ies'}"
-                    if client.get("mismatched") else "errors " + ", ".join(f"{k} {v}" for k, v in failed.items()))
-            raise RunFailed("checksum" if client.get("mismatched") else "exit", f"client saw {what}: {first}")
+            for i, (slot, label, (offset, _)) in enumerate(zip(slots, labels, offsets)):
+                agent = Agent(i, n, None if start_at is None else start_at + offset,
+                              watch_stdin=slot.host.kind != "local")
+                try:
+                    runs.append(generator.start(slot.host, spec, topo.target(port), slot.cpus, agent, label))
+                except LoadFailed as failed:
+                    raise RunFailed(failed.kind, failed.reason) from None
+            results = self._wait_all(runs, labels, spec.timeout_s + (START_LEAD_REMOTE_S if start_at else 0))
+        finally:
+            for run in runs:
+                run.close()
+        after = [self._offset(s.host, label) for s, label in zip(slots, labels)]
+        for (before_ns, err_b), (after_ns, err_a), label in zip(offsets, after, labels):
+            drift = abs(after_ns - before_ns)
+            if drift > err_b + err_a + MAX_DRIFT_NS:
+                raise RunFailed("clock", f"{label}: its clock drifted {drift / 1e6:.2f} ms against the server's "
+                                         f"during the run (bound ±{(err_b + err_a) / 1e6:.2f} ms)")
+        try:
+            merged = merge([AgentRun(s.host.name, i, r, off, err)
+                            for i, (s, r, (off, err)) in enumerate(zip(slots, results, offsets))])
+        except ValueError as exc:
+            raise RunFailed("clock", f"agents' windows: {exc}") from None
         want = scenario.expected_requests(req.params)
-        if want is not None and client.get("ok") != want:
-            raise RunFailed("checksum", f"client completed {client.get('ok')} requests, expected {want}")
-        if client.get("ok") != client.get("requests"):
-            raise RunFailed("output", "client: ok and requests differ without a mismatch")
-        window = client.get("window") or {}
-        t0, t1 = window.get("start_ns"), window.get("end_ns")
-        if type(t0) is not int or type(t1) is not int or t1 <= t0:
-            raise RunFailed("output", "corobench-load reported no measured window")
-        return client, (t0, t1), ending.wall_ns / 1e9
+        if want is not None and merged.ok != want:
+            raise RunFailed("checksum", f"client completed {merged.ok} requests, expected {want}")
+        return merged
 
-    def _wrk(self, req: RunRequest, target: str) -> tuple[dict, tuple[int, int], float]:
-        """wrk, the field's own tool: the same load, but replies are not verified by the client."""
-        p = req.params
-        cpus = req.options.client_cpus or split_cpus(os.sched_getaffinity(0))[1]
-        base = ["wrk", f"-t{len(cpus)}", f"-c{p['connections']}", "--latency", "-s", str(WRK_SCRIPT),
-                f"http://{target}/"]
-        total = 0
-        summaries = []
-        for seconds, measured in ((p.get("warmup_s", 0), False), (p.get("duration", 0) or 10, True)):
-            if not seconds:
-                continue
-            argv = base[:1] + [f"-d{seconds}s"] + base[1:]
-            t0 = time.monotonic_ns()
-            proc, ended = self._client(argv, str(LOADGEN_DIR), seconds + 60.0, cpus)
-            with proc:
-                if not ended:
-                    proc.kill()
-                    raise RunFailed("timeout", "wrk did not finish in time")
-                ending = proc.ending()
-                out, err = proc.stdout(), proc.stderr_tail()
-            t1 = time.monotonic_ns()
-            if ending.exit_code != 0:
-                raise RunFailed("exit", f"wrk {self._how(ending)}: {last_stderr_line(err)}")
-            lines = [ln for ln in out.splitlines() if ln.startswith("{")]
+    @staticmethod
+    def _offset(host: Host, label: str) -> tuple[int, int]:
+        try:
+            offset, error = host.clock_offset()
+        except LaunchError as exc:
+            raise RunFailed("clock", f"{label}: its clock could not be read: {exc}") from None
+        if error > MAX_OFFSET_ERROR_NS:
+            raise RunFailed("clock", f"{label}: its clock offset could not be bounded better than "
+                                     f"±{error / 1e6:.1f} ms (at most ±{MAX_OFFSET_ERROR_NS / 1e6:g} ms)")
+        return offset, error
+
+    @staticmethod
+    def _wait_all(runs, labels: list[str], timeout_s: float) -> list[LoadResult]:
+        """Every agent's result; the first that fails aborts the others, and is the reason."""
+        if len(runs) == 1:
             try:
-                summary = parse_object(lines[-1] if lines else "")
-            except BadOutput as exc:
-                raise RunFailed("output", f"wrk's JSON line (loadgen/wrk/ping.lua): {exc}") from None
-            errors = {k: v for k, v in (summary.get("errors") or {}).items() if v}
-            if errors:
-                raise RunFailed("exit", "wrk saw errors " + ", ".join(f"{k} {v}" for k, v in errors.items()))
-            total += int(summary.get("requests") or 0)
-            summaries.append(summary)
-            if measured:
-                client = {**summary, "tool": "wrk", "total_requests": total,
-                          "window": {"start_ns": t0, "end_ns": t1, "seconds": (t1 - t0) / 1e9,
-                                     "requests": summary.get("requests")}}
-                return client, (t0, t1), ending.wall_ns / 1e9
-        raise RunFailed("output", "wrk ran no measured load")
+                return [runs[0].result(timeout_s)]
+            except LoadFailed as failed:
+                raise RunFailed(failed.kind, failed.reason) from None
+        with ThreadPoolExecutor(len(runs)) as pool:
+            futures = [pool.submit(r.result, timeout_s) for r in runs]
+            done, _ = wait(futures, return_when=FIRST_EXCEPTION)
+            failed = [(i, f.exception()) for i, f in enumerate(futures) if f in done and f.exception() is not None]
+            if failed:
+                for run in runs:
+                    run.abort()
+                i, exc = failed[0]
+                kind, reason = (exc.kind, exc.reason) if isinstance(exc, LoadFailed) else ("exit", str(exc))
+                raise RunFailed(kind, f"{labels[i]}: {reason}" if not reason.startswith(labels[i]) else reason)
+            return [f.result() for f in futures]
 
     @staticmethod
-    def _check_wrk_counts(final: dict, client: dict, req: RunRequest) -> str | None:
-        # wrk counts completed responses; requests in flight when it stopped were served but not
-        # counted: the server may be ahead by at most one request per connection per wrk run
-        got, counted = final.get("requests"), client["total_requests"]
-        slack = 2 * req.params["connections"]
-        if type(got) is not int or not counted <= got <= counted + slack:
-            return f"server served {got!r} requests, wrk completed {counted} (at most {slack} more were in flight)"
-        return None
-
-    @staticmethod
-    def _metrics(sampler: Sampler, window: tuple[int, int], client: dict, client_wall_s: float, req: RunRequest,
-                 use_wrk: bool, server_cpu_count: int) -> dict:
-        w = sampler.window(*window)
-        win = client.get("window") or {}
-        seconds = win.get("seconds") or w.seconds
-        requests = win.get("requests") if win.get("requests") is not None else client.get("requests")
-        lat = client.get("latency_us") or {}
+    def _metrics(sampler: Sampler, load: LoadResult, generator: LoadGenerator, topo: Topology,
+                 busy_before, busy_after) -> dict:
+        w = sampler.window(*load.window)
+        seconds = load.seconds or w.seconds
+        requests = load.window_requests
+        lat = load.latency_us
         rps = requests / seconds if seconds else None
-        cpus = req.options.client_cpus or {0}
-        ccpu = client.get("cpu") or {}
-        client_cpu = (ccpu.get("user_s") or 0) + (ccpu.get("sys_s") or 0)
+        span_cpu = sampler.samples[-1].cpu_s - sampler.samples[0].cpu_s if sampler.samples else 0.0
+        client_cpus = {c for s in topo.clients if s.host is topo.server for c in (s.cpus or ())}
+        agents = load.raw.get("agents") or []
+        local_client_cpu = sum(a.get("cpu_s") or 0 for a in agents if a["host"] == topo.server.name)
+        if client_cpus & topo.server_cpus:  # shared CPUs: one figure for both
+            union = client_cpus | topo.server_cpus
+            server_other = client_other = other_share(busy_before, busy_after, union, span_cpu + local_client_cpu)
+        else:
+            server_other = other_share(busy_before, busy_after, topo.server_cpus, span_cpu)
+            client_other = other_share(busy_before, busy_after, client_cpus, local_client_cpu) if client_cpus else None
+        busiest = max((a.get("cpu_share") or 0 for a in agents), default=None) if agents else load.cpu_share
         metrics = {
-            "loadgen": "wrk" if use_wrk else "corobench-load", "verified_by_client": not use_wrk,
+            "loadgen": generator.name, "verified_by_client": load.verified,
             "window_s": seconds, "requests": requests, "rps": rps,
-            "cps": (win.get("connections") / seconds) if win.get("connections") is not None and seconds else None,
-            "server_cpu_s": w.cpu_s, "server_cores": w.cores, "server_cpu_share": w.cores / server_cpu_count,
+            "cps": load.window_connections / seconds if load.window_connections is not None and seconds else None,
+            "server_cpu_s": w.cpu_s, "server_cores": w.cores, "server_cpu_share": w.cores / len(topo.server_cpus),
             "cpu_us_per_request": w.cpu_s / requests * 1e6 if requests else None,
             "rps_per_core": rps / w.cores if rps and w.cores > 0 else None,
             "vm_hwm_bytes": sampler.vm_hwm_bytes, "vm_peak_bytes": sampler.vm_peak_bytes,
             "window_rss_peak_bytes": w.rss_peak_bytes, "window_vsz_peak_bytes": w.vsz_peak_bytes,
             "ready_rss_bytes": sampler.samples[0].rss_bytes if sampler.samples else None,
             "threads_peak": w.threads_peak, "cgroup_window_peak_bytes": w.cgroup_peak_bytes,
-            "client_cpu_share": client_cpu / (client_wall_s * len(cpus)) if client_wall_s and not use_wrk else None,
+            "client_cpu_share": busiest if load.verified else None,
+            "server_other_share": server_other, "client_other_share": client_other,
+            "agents": len(agents) or 1,
+            "clock_error_ns": max((a.get("offset_error_ns") or 0 for a in agents), default=0) if agents else None,
             "rss_series": sampler.rss_series(),
         }
         for key in ("mean", "p50", "p90", "p99", "p999", "max"):
             if lat.get(key) is not None:
                 metrics[f"lat_{key}_us"] = lat[key]
         return {k: v for k, v in metrics.items() if v is not None}
+
+
+MAX_OFFSET_ERROR_NS = 50_000_000  # a clock known to ±50 ms cannot place 1 s intervals; refused
+MAX_DRIFT_NS = 5_000_000  # drift beyond the two error bounds and this: the clocks moved apart

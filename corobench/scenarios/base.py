@@ -8,16 +8,17 @@ line; `server`: a server loaded by our client), see corobench/runkinds/.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 from corobench import validate
 from corobench.errors import UsageError
+from corobench.scenarios.views import View
 
 if TYPE_CHECKING:
     from corobench.results import Cell
+    from corobench.store import RunRow
 
 CHECKSUM_MAX = 2**63 - 1  # the protocol's checksum range (a signed 64-bit integer)
 
@@ -67,16 +68,19 @@ class CellWarning(str):
 
 
 class RunView:
-    """A stored run as the metrics see it: its columns, its parameters and its scenario metrics."""
+    """A stored run as the metrics see it: its columns (as attributes or by name), its parameters
+    and its scenario metrics."""
 
-    def __init__(self, row: Mapping):
+    def __init__(self, row: "RunRow"):
         self.row = row
-        self.params: dict = json.loads(row["params"])
-        raw = row["metrics"] if "metrics" in row.keys() else None
-        self.metrics: dict = json.loads(raw) if raw else {}
+        self.params: dict = row.params
+        self.metrics: dict = row.metrics or {}
 
     def __getitem__(self, key: str) -> Any:
-        return self.row[key]
+        return getattr(self.row, key)
+
+    def __getattr__(self, key: str) -> Any:
+        return getattr(self.row, key)
 
 
 @dataclass(frozen=True)
@@ -136,6 +140,7 @@ class Scenario:
     # timing fields the program must report as positive integers
     timing_fields: tuple[str, ...] = ("elapsed_ns",)
     examples: str = ""  # `corobench run <name> --help` shows these
+    views: tuple[View, ...] = ()  # its charts, drawn by the report layer (views.py)
 
     # ---------------------------------------------------------------- parameters
 
@@ -193,9 +198,6 @@ class Scenario:
 
     def caveats(self, params: Mapping, medians: Mapping[str, float]) -> list[CellWarning]:
         """Warnings about what a verified result means: (params, median of each metric)."""
-        return []
-
-    def charts(self, cells: list[Cell], out_dir: Path) -> list[Path]:
         return []
 
     def legacy(self, cells: list[Cell]) -> str | None:

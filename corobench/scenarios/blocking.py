@@ -7,9 +7,9 @@ plain blocking call on a worker thread), which are an implementation's variants.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Mapping
 
+from corobench.scenarios.views import BARS, View
 from corobench.scenarios.base import CGROUP, CPU, RSS, WALL, Metric, Param, RunView, Scenario
 
 
@@ -34,6 +34,7 @@ class Blocking(Scenario):
     metrics = (PER_ITERATION, WALL, CPU, RSS, CGROUP)
     examples = "e.g. -n 100,1000 -i 100 (comma lists sweep)"
     legacy_name = "blocking.txt"
+    views = (View("per-iteration", "blocking: time per iteration", "per_iteration_us", BARS, headline=True),)
 
     def expected_checksum(self, params: Mapping) -> int:
         return params["tasks"] * params["iterations"] * params["bytes"]
@@ -57,18 +58,6 @@ class Blocking(Scenario):
             per_ms = c.summaries["per_iteration_us"].median / 1e3
             lines.append(f"{head}: {per_ms * p['iterations'] / 1e3:.3f} s total, {per_ms:.3f} ms avg per iteration")
         return "\n".join(lines) + "\n"
-
-    def charts(self, cells, out_dir: Path) -> list[Path]:
-        """Time per iteration, one bar per program/variant, one figure per parameter set."""
-        from corobench.report import chartkit as ck
-
-        paths: list[Path] = []
-        for (tasks, iterations, nbytes, threads), group in ck.shapes(cells, "tasks", "iterations", "bytes").items():
-            t = f", threads={threads}" if threads is not None else ""
-            paths += ck.bars(group, "per_iteration_us", "µs", "time per iteration", "blocking: time per iteration",
-                             f"{tasks} tasks x {nbytes} bytes read and written, {iterations} iterations{t}",
-                             out_dir, f"blocking-n{tasks}-i{iterations}-b{nbytes}" + (f"-t{threads}" if threads else ""))
-        return paths
 
 
 SCENARIO = Blocking()

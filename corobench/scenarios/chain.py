@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import csv
 import io
-from pathlib import Path
 from typing import Mapping
 
+from corobench.scenarios.views import LINES, View
 from corobench.scenarios.base import CGROUP, CPU, RSS, WALL, Metric, Param, RunView, Scenario, column
 
 ETYPES = ("int", "str", "str_ptr", "str_clone")
@@ -49,6 +49,9 @@ class Chain(Scenario):
     takes_cpuprofile = True
     examples = "e.g. -w 100,1000 -t all (comma lists sweep; 'all' is every event type)"
     legacy_name = "chain.csv"
+    # the original's chart: speed against workers, one panel per event type
+    views = (View("speed", "chain: speed against workers", "speed", LINES, x="workers",
+                  xlabel="workers (sender/receiver pairs)", panels="etype", log_x=True, headline=True),)
 
     def expected_checksum(self, params: Mapping) -> int:
         return params["workers"] * params["events"] * params["esize"]
@@ -76,47 +79,6 @@ class Chain(Scenario):
                 time_s = speed = c.status.upper()
             w.writerow([c.program, p["etype"], p["workers"], p["events"], time_s, speed])
         return out.getvalue()
-
-    def charts(self, cells, out_dir: Path) -> list[Path]:
-        """Speed against workers, one panel per event type (the original's chart), one figure per
-        events/queue/esize; with a single worker count, bars per program and event type."""
-        from corobench.report import chartkit as ck
-
-        paths: list[Path] = []
-        for (events, queue, esize, threads), group in ck.shapes(cells, "events", "queue", "esize").items():
-            t = f", threads={threads}" if threads is not None else ""
-            name = f"chain-speed-e{events}-q{queue}-s{esize}" + (f"-t{threads}" if threads is not None else "")
-            workers = sorted({c.params["workers"] for c in group})
-            if len(workers) == 1:
-                paths += ck.grouped_bars(group, "etype", list(ETYPES), "speed", "events/s", "speed (events/s)",
-                                         "chain: speed per program and event type",
-                                         f"W = {workers[0]} workers, E = {events} events each, queue {queue}, "
-                                         f"esize {esize}{t}", out_dir, name)
-                continue
-            etypes = [e for e in ETYPES if any(c.params["etype"] == e for c in group)]
-            cols = 2 if len(etypes) > 1 else 1
-            rows = (len(etypes) + cols - 1) // cols
-            fig, axes = ck.plt.subplots(rows, cols, figsize=(6.5 * cols + 2, 4.2 * rows), squeeze=False,
-                                        layout="constrained")
-            for ax, etype in zip(axes.flat, etypes):
-                ck.plot_series(ax, ck.series([c for c in group if c.params["etype"] == etype], "workers", "speed"))
-                ax.set_xscale("log")
-                ck.axis_in(ax, "events/s")
-                ax.set_title(f"etype = {etype}")
-                ax.set_xlabel("workers (sender/receiver pairs)")
-                ax.set_ylabel("speed (events/s, higher is better)")
-                ax.grid(True, alpha=0.3)
-            for ax in list(axes.flat)[len(etypes):]:
-                ax.set_visible(False)
-            handles, labels = axes.flat[0].get_legend_handles_labels()
-            fig.legend(handles, labels, fontsize=8, loc="outside right upper", frameon=False)
-            fig.suptitle(f"chain: {events} events per sender, queue {queue}, esize {esize}{t}")
-            failed = sorted({c.program for c in group if c.status != "ok"})
-            fig.supxlabel(f"median of {ck.runs_of(group, 'speed')}; error bars span min–max"
-                          + (f"\nnot shown (FAILED or skipped): {', '.join(failed)}" if failed else ""),
-                          fontsize=8, color="#444")
-            paths += ck.save(fig, out_dir, name)
-        return paths
 
 
 SCENARIO = Chain()

@@ -11,10 +11,13 @@ from __future__ import annotations
 from typing import Mapping
 
 from corobench.errors import UsageError
+from corobench.loadgens.base import LoadResult, LoadSpec
 from corobench.scenarios.base import CGROUP
 from corobench.scenarios.serverbase import (CLIENT_SHARE, CORES, CPU_PER_REQUEST, LAT_MAX, LAT_MEAN, LAT_P50,
                                             LAT_P90, LAT_P99, LAT_P999, PEAK_RSS, PEAK_VSZ, READY_RSS, RPS,
-                                            SERVER_SHARE, THREADS, ServerScenario, param)
+                                            SERVER_SHARE, THREADS, ServerScenario, param,
+                                            server_views)
+from corobench.scenarios.views import BARS, View
 
 UUID_LINE = 37  # "\n" + 36 characters
 
@@ -37,6 +40,7 @@ class Echo(ServerScenario):
     )
     metrics = (RPS, LAT_P99, CPU_PER_REQUEST, PEAK_RSS, PEAK_VSZ, CGROUP, READY_RSS, THREADS, CORES,
                LAT_P50, LAT_P90, LAT_P999, LAT_MAX, LAT_MEAN, CLIENT_SHARE, SERVER_SHARE)
+    views = server_views("echo", (View("rps", "echo: requests/s", "rps", BARS, headline=True),))
     examples = ("e.g. --connections 50000 --size 17 --uuids 5 (the original), or --connections 64 "
                 "--per-connection 20000 --size 1024 --uuids 0 (ping-pong); comma lists sweep")
 
@@ -50,26 +54,22 @@ class Echo(ServerScenario):
         return {**params, "connections": min(params["connections"], 100) or 100, "concurrency": min(params["concurrency"], 10),
                 "per_connection": min(params["per_connection"], 3), "rate": 0, "duration": 0}
 
-    def client_argv(self, params: Mapping, target: str, threads: int) -> list[str]:
-        argv = ["echo", "--target", target, "--concurrency", str(params["concurrency"]),
-                "--per-connection", str(params["per_connection"]), "--size", str(params["size"]),
-                "--uuids", str(params["uuids"]), "--threads", str(threads)]
-        if params["duration"]:
-            argv += ["--duration", str(params["duration"])]
-        else:
-            argv += ["--connections", str(params["connections"])]
-        if params["rate"]:
-            argv += ["--rate", str(params["rate"])]
-        return argv
+    def load_spec(self, params: Mapping, run_timeout_s: float) -> LoadSpec:
+        counted = not params["duration"]
+        return LoadSpec(
+            scenario=self.name, concurrency=params["concurrency"], count=params["connections"] if counted else None,
+            duration_s=None if counted else params["duration"], warmup_s=0, rate=params["rate"] or None,
+            options={"per_connection": params["per_connection"], "size": params["size"], "uuids": params["uuids"]},
+            timeout_s=run_timeout_s if counted else params["duration"] + 60.0)
 
     def expected_requests(self, params: Mapping) -> int | None:
         return None if params["duration"] else params["connections"] * params["per_connection"]
 
-    def check_final(self, params: Mapping, final: Mapping, client: Mapping) -> str | None:
-        n = client["requests"]
+    def check_final(self, params: Mapping, final: Mapping, load: LoadResult, slack: int = 0) -> str | None:
+        n = load.requests
         size, uuids = params["size"], params["uuids"]
         expected = {
-            "size": size, "uuids": uuids, "requests": n, "connections": client["connections"],
+            "size": size, "uuids": uuids, "requests": n, "connections": load.connections,
             "uuids_generated": uuids * n, "bytes_in": size * n, "bytes_out": (size + UUID_LINE * uuids) * n,
             "partial": 0,
         }

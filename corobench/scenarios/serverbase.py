@@ -9,10 +9,13 @@ load generator's argv, and the counts the server's final line must agree on.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from pathlib import Path
-from typing import Mapping
+from typing import TYPE_CHECKING, Mapping
 
 from corobench.scenarios.base import CGROUP, CellWarning, Metric, Param, Scenario, measured
+from corobench.scenarios.views import BARS, LINES, PERCENTILES, SERIES, View
+
+if TYPE_CHECKING:
+    from corobench.loadgens.base import LoadResult, LoadSpec
 
 RPS = Metric("rps", "requests/s", "requests/s", measured("rps"), "higher")
 LAT_MEAN = Metric("lat_mean_us", "latency mean", "µs", measured("lat_mean_us"), "lower")
@@ -36,6 +39,18 @@ SERVER_SHARE = Metric("server_cpu_share", "server CPU share", "of its CPUs", mea
 CLIENT_BOUND = 0.90
 SERVER_SPARE = 0.10
 HOST = "127.0.0.1"  # every server binds loopback; port 0: the kernel picks a free port
+LATENCIES = (("p50", "lat_p50_us"), ("p90", "lat_p90_us"), ("p99", "lat_p99_us"), ("p99.9", "lat_p999_us"))
+
+
+def server_views(name: str, headline: tuple[View, ...]) -> tuple[View, ...]:
+    """A server scenario's charts: its headline ones, then memory, latency and RSS over time."""
+    return headline + (
+        View("rss", f"{name}: server peak RSS (VmHWM)", "peak_rss_mib", BARS),
+        View("vsz", f"{name}: server peak virtual size (VmPeak)", "peak_vsz_mib", BARS),
+        View("latency", f"{name}: latency percentiles", "lat_p50_us", PERCENTILES, metrics=LATENCIES),
+        View("rss-time", f"{name}: server RSS during the load", "peak_rss_mib", SERIES,
+             metrics=(("server RSS", "rss_series"),)),
+    )
 
 
 def param(name: str, long: str, default: int, help: str, minimum: int = 1, maximum: int = 10**9,
@@ -46,28 +61,25 @@ def param(name: str, long: str, default: int, help: str, minimum: int = 1, maxim
 class ServerScenario(Scenario, ABC):
     kind = "server"
     timing_fields = ()
+    loadgens: tuple[str, ...] = ("corobench-load",)  # the load generators that can drive it (the first: default)
 
-    def argv(self, params: Mapping) -> list[str]:
+    def argv(self, params: Mapping, host: str = HOST) -> list[str]:
         """The server's arguments: where to listen, then the parameters the server takes."""
         rest = super().argv(params)
-        return [rest[0], "--host", HOST, "--port", "0", *rest[1:]]
+        return [rest[0], "--host", host, "--port", "0", *rest[1:]]
 
     @abstractmethod
-    def client_argv(self, params: Mapping, target: str, threads: int) -> list[str]:
-        """corobench-load's arguments (after its run argv) for these parameters."""
-
-    def client_timeout_s(self, params: Mapping, run_timeout_s: float) -> float:
-        """How long the load may take before the run is called a timeout."""
-        duration = params.get("duration", 0) + params.get("warmup_s", 0)
-        return duration + 60.0 if duration else run_timeout_s
+    def load_spec(self, params: Mapping, run_timeout_s: float) -> "LoadSpec":
+        """The load these parameters ask for, for all agents together."""
 
     def expected_requests(self, params: Mapping) -> int | None:
         """Requests a correct count-bounded load completes (None: duration-bounded)."""
         return None
 
     @abstractmethod
-    def check_final(self, params: Mapping, final: Mapping, client: Mapping) -> str | None:
-        """Why the server's final line disagrees with the client's counts, or None."""
+    def check_final(self, params: Mapping, final: Mapping, load: "LoadResult", slack: int = 0) -> str | None:
+        """Why the server's final line disagrees with the clients' counts (the sum over every agent),
+        or None; `slack`: how many more exchanges a generator that leaves some in flight allows."""
 
     def caveats(self, params: Mapping, medians: Mapping[str, float]) -> list[CellWarning]:
         client, server = medians.get("client_cpu_share"), medians.get("server_cpu_share")
@@ -81,25 +93,3 @@ class ServerScenario(Scenario, ABC):
         return [CellWarning(f"the load generator used {CLIENT_BOUND:.0%} or more of its CPUs while the server left "
                             f"more than {SERVER_SPARE:.0%} of its own idle: the rate is the client's limit, not the "
                             "server's (give it more --client-cpus)", f"client {client:.0%}, server {server:.0%}")]
-
-    def charts(self, cells, out_dir: Path) -> list[Path]:
-        """The original's two figures (peak RSS and peak VSZ per program), requests/s, latency
-        percentiles and RSS over time, one set per parameter set."""
-        from corobench.report import chartkit as ck
-
-        paths: list[Path] = []
-        for key, group in ck.by_label(cells).items():
-            tag = f"{self.name}-{ck.slug(key)}"
-            paths += ck.bars(group, "peak_rss_mib", "MiB", "server peak RSS (VmHWM)", f"{self.name}: server peak RSS",
-                             key, out_dir, f"{tag}-rss")
-            paths += ck.bars(group, "peak_vsz_mib", "MiB", "server peak virtual size (VmPeak)",
-                             f"{self.name}: server peak virtual size", key, out_dir, f"{tag}-vsz")
-            paths += ck.bars(group, "rps", "requests/s", "requests/s", f"{self.name}: requests/s", key, out_dir,
-                             f"{tag}-rps", better="higher")
-            paths += ck.percentiles(group, (("p50", "lat_p50_us"), ("p90", "lat_p90_us"), ("p99", "lat_p99_us"),
-                                            ("p99.9", "lat_p999_us")),
-                                    "latency, log scale", f"{self.name}: latency percentiles", key, out_dir,
-                                    f"{tag}-latency")
-            paths += ck.over_time(group, "rss_series", "server RSS (MiB)", f"{self.name}: server RSS during the load",
-                                  key, out_dir, f"{tag}-rss-time")
-        return paths

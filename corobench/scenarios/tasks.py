@@ -6,9 +6,9 @@ and the time to start them all.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Mapping
 
+from corobench.scenarios.views import BARS, LINES, View
 from corobench.scenarios.base import CGROUP, CPU, ELAPSED, RSS, WALL, CellWarning, Metric, Param, Scenario, measured
 from corobench.units import seconds
 
@@ -27,6 +27,13 @@ class Tasks(Scenario):
     timing_fields = ("elapsed_ns", "spawn_ns")
     examples = "e.g. -n 1000,100000 -d 1000 (comma lists sweep)"
     legacy_name = "tasks.md"
+    views = (
+        View("memory", "tasks: peak memory against N", "rss_mib", LINES, x="tasks", xlabel="concurrent tasks N",
+             log_x=True, log_y=True, headline=True),
+        View("spawn", "tasks: time to start all N", "spawn_s", LINES, x="tasks", xlabel="concurrent tasks N",
+             log_x=True, log_y=True),
+        View("memory-bars", "tasks: peak memory of N tasks", "rss_mib", BARS),
+    )
 
     def expected_checksum(self, params: Mapping) -> int:
         return params["tasks"]
@@ -67,25 +74,6 @@ class Tasks(Scenario):
                 out.append(f"| {program} | " + " | ".join(row) + " |")
             out.append("")
         return "\n".join(out)
-
-    def charts(self, cells, out_dir: Path) -> list[Path]:
-        """Peak memory and spawn time against N (log-log), and a bar chart of memory per N."""
-        from corobench.report import chartkit as ck
-
-        paths: list[Path] = []
-        for sleep_ms, group in ck.by_param(cells, "sleep_ms").items():
-            suffix = f"d{sleep_ms}"
-            params = f"each task sleeps {sleep_ms} ms"
-            paths += ck.against(group, "tasks", "concurrent tasks N", "rss_mib", "MiB",
-                                "peak RSS (lower is better)", "tasks: peak memory against N", params, out_dir,
-                                f"tasks-memory-{suffix}")
-            paths += ck.against(group, "tasks", "concurrent tasks N", "spawn_s", "s",
-                                "time to start all N (lower is better)", "tasks: spawn time against N", params,
-                                out_dir, f"tasks-spawn-{suffix}")
-            for n, cells_n in sorted(ck.by_param(group, "tasks").items()):
-                paths += ck.bars(cells_n, "rss_mib", "MiB", "peak RSS", f"tasks: peak memory of N = {n:,} tasks",
-                                 params, out_dir, f"tasks-memory-n{n}-{suffix}")
-        return paths
 
 
 SCENARIO = Tasks()

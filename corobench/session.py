@@ -1,0 +1,261 @@
+"""A `corobench run` session, from the parsed command line to its stored end: build what it needs,
+record it, run its jobs with progress, and end it with the truth (finished, interrupted,
+store-failed or crashed). cli.py parses and prints; this module orchestrates."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import signal
+import sys
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+from corobench import build as builder
+from corobench import tracking, validate
+from corobench.benchmark import Job, Runner, log_line, planned_runs, print_log
+from corobench.bookkeeping import Bookkeeping
+from corobench.discover import discover, discover_all, runtime_settings, select_programs, toolchain_version, unavailable_reason
+from corobench.errors import EXIT_OK, EXIT_RUNS_FAILED, EXIT_STORE_FAILED, Interrupted, StoreError, UsageError
+from corobench.machine import git_commit
+from corobench.options import Options
+from corobench.runkinds import RUN_KINDS, RunKind, kind_of
+from corobench.scenarios import get_scenario
+from corobench.signals import SignalGuard
+from corobench.store import Store
+from corobench.suite import Benchmark
+from corobench.verify import clean_text
+
+DB_NAME = "corobench.sqlite"
+DEFAULT_REPS = 5
+DEFAULT_TIMEOUT_S = 600.0
+
+err = Console(stderr=True, soft_wrap=True)  # a message is one line, however long
+
+
+@dataclass
+class Request:
+    """What the command line (or a suite) asked for, still as given."""
+
+    benchmarks: list[Benchmark]
+    impls: tuple[str, ...] = ()
+    reps: str | None = None
+    threads: str | None = None
+    warmup: str | None = None
+    cpus: str | None = None
+    timeout: str | None = None
+    no_build: bool = False
+    no_cgroup: bool = False
+    suite_name: str | None = None
+    suite_reps: int | None = None
+    suite_timeout: float | None = None
+    kind_options: dict = field(default_factory=dict)
+
+
+@dataclass
+class Outcome:
+    session_id: int
+    status: str  # finished | interrupted | store-failed | crashed
+    code: int  # the exit code
+    runs: list = field(default_factory=list)
+    failed: int = 0  # measured runs that FAILED
+
+
+# --------------------------------------------------------------------------- building
+
+def all_tools(options: Options | None = None) -> list:
+    """The tools the run kinds need (e.g. the load generator): built like implementations."""
+    return [m for kind in RUN_KINDS.values() for m in kind.tools(options)]
+
+
+def build_all(results: Path, ids: list[str] | None, force: bool = False, manifests: list | None = None
+              ) -> dict[str, str]:
+    """Build the chosen implementations (and tools); {id: reason} for those that cannot run."""
+    manifests = manifests if manifests is not None else discover() + all_tools()
+    if ids:
+        known = {m.id for m in manifests}
+        unknown = [i for i in ids if i not in known]
+        if unknown:
+            raise UsageError(f"unknown implementation '{unknown[0]}' (known: {', '.join(sorted(known))})")
+        manifests = [m for m in manifests if m.id in ids]
+    state = builder.BuildState(results)
+    broken: dict[str, str] = {}
+    for m in manifests:
+        reason = unavailable_reason(m)
+        if reason:
+            broken[m.id] = reason
+            err.print(f"[yellow]skip[/]  {m.id}: {reason}", highlight=False)
+            continue
+        if not m.build or builder.is_up_to_date(m, state) and not force:
+            continue  # nothing to build, or nothing changed: no "built" line for work not done
+        with err.status(f"building {m.id} ..."):
+            result = builder.build(m, state, force=force)
+        if result.ok:
+            err.print(f"[green]built[/] {m.id} ({result.seconds:.1f} s)", highlight=False)
+        else:
+            broken[m.id] = f"build failed: {result.error} (log: {result.log})"
+            err.print(f"[red]FAIL[/]  {m.id}: {broken[m.id]}", highlight=False)
+    return broken
+
+
+# --------------------------------------------------------------------------- planning
+
+def options_of(request: Request) -> Options:
+    return Options(
+        reps=validate.reps(request.reps) if request.reps is not None else request.suite_reps or DEFAULT_REPS,
+        timeout_s=validate.seconds("--timeout", request.timeout, validate.MIN_TIMEOUT_S)
+        if request.timeout is not None else request.suite_timeout or DEFAULT_TIMEOUT_S,
+        cpus=validate.cpu_list(request.cpus) if request.cpus else None,
+        warmup=validate.warmup(request.warmup) if request.warmup is not None else None,
+        use_cgroup=not request.no_cgroup,
+    )
+
+
+def plan(request: Request, options: Options) -> tuple[list[Job], set[RunKind]]:
+    """The jobs (one benchmark and its programs each) and the run kinds they need, configured."""
+    thread_counts = ([validate.threads(t) for t in validate.comma_list(request.threads)]
+                     if request.threads is not None else [None])
+    wanted = [name for item in request.impls for name in validate.comma_list(item)]
+    manifests, broken_manifests = discover_all()
+    for bad in broken_manifests:
+        err.print(f"[yellow]skip[/]  broken manifest {bad.path}: {clean_text(bad.reason, 300)}", highlight=False)
+    scenarios = {b.scenario: get_scenario(b.scenario) for b in request.benchmarks}
+    kinds = {kind_of(s) for s in scenarios.values()}
+    for kind in kinds:
+        kind.configure(options, request.kind_options,
+                       [s for s in scenarios.values() if kind_of(s) is kind])
+    jobs: list[Job] = []
+    for bench in request.benchmarks:
+        for count in thread_counts:
+            b = bench if count is None else replace(bench, threads=count)
+            jobs.append(Job(b, select_programs(manifests, b.scenario, wanted or list(b.impls))))
+    return jobs, kinds
+
+
+def prepare(results: Path, jobs: list[Job], kinds: set[RunKind], options: Options, build: bool) -> dict:
+    """Build what the jobs need (unless told not to); mark the programs that cannot run; the
+    manifests that can, by id."""
+    involved = {p.manifest.id: p.manifest for job in jobs for p in job.programs}
+    tools = {kind: kind.tools(options) for kind in kinds}  # e.g. the load generator
+    involved.update({m.id: m for ms in tools.values() for m in ms})
+    if build:
+        broken = build_all(results, sorted(involved), manifests=list(involved.values()))
+    else:
+        broken = {m.id: r for m in involved.values() if (r := unavailable_reason(m))}
+    for job in jobs:
+        kind = kind_of(get_scenario(job.benchmark.scenario))
+        no_tool = [f"{m.id} cannot run: {broken[m.id]}" for m in tools[kind] if m.id in broken]
+        job.unavailable = {p.name: broken.get(p.manifest.id) or no_tool[0] for p in job.programs
+                           if p.manifest.id in broken or no_tool}
+    return {i: m for i, m in sorted(involved.items()) if i not in broken}
+
+
+# --------------------------------------------------------------------------- running
+
+def execute(results: Path, request: Request) -> Outcome:
+    """Build, record and run a session; SIGTERM and SIGHUP stop it as Ctrl-C does, builds included."""
+    guard = SignalGuard().install()
+    try:
+        options = options_of(request)
+        jobs, kinds = plan(request, options)
+        ready = prepare(results, jobs, kinds, options, build=not request.no_build)
+        return _record_and_run(results, request, options, jobs, kinds, ready, guard)
+    finally:
+        guard.restore()
+        tracking.current = None
+
+
+def _record_and_run(results: Path, request: Request, options: Options, jobs: list[Job], kinds: set[RunKind],
+                    ready: dict, guard: SignalGuard) -> Outcome:
+    from corobench.hosts.local import LocalHost
+
+    here = LocalHost(use_cgroups=options.use_cgroup)
+    toolchains = {i: toolchain_version(m) for i, m in ready.items()}
+    runtime_info = {i: info for i, m in ready.items() if (info := runtime_settings(m))}
+    settings = {"reps": options.reps, "timeout_s": options.timeout_s, "threads": request.threads,
+                "warmup": options.warmup, "cpus": sorted(options.cpus) if options.cpus else None,
+                "suite": request.suite_name, "runtime_info": runtime_info,
+                **{k: v for kind in kinds for k, v in kind.settings(options).items()}}
+    command = "corobench " + " ".join(shlex.quote(a) for a in sys.argv[1:])
+    store = Store(results / DB_NAME, for_writing=True)
+    machine = here.metadata()
+    if options.topology is not None:
+        machine["hosts"] = {h.name: h.metadata() for h in options.topology.hosts() if h is not options.topology.server}
+    # the bookkeeping first, then the session that names it, all without a signal in between: a
+    # session exists only with a folder that says who runs it, and ends with its true status
+    with guard.critical():
+        books = Bookkeeping(results, os.getpid(), tracking.process_identity(os.getpid()))
+        try:
+            session_id = store.begin_session(command, git_commit(), machine, toolchains, settings, books.token)
+        except BaseException:
+            books.finish()
+            raise
+    try:
+        status, code, runner = run_session(store, session_id, jobs, options, kinds, guard, books)
+        rows = store.runs(session_id)
+    finally:
+        store.close()
+        if options.topology is not None:
+            for host in options.topology.hosts():
+                host.close()
+        books.finish()
+    return Outcome(session_id, status, code, rows, runner.failures)
+
+
+def run_session(store: Store, session_id: int, jobs: list[Job], options: Options, kinds, guard: SignalGuard,
+                books: Bookkeeping) -> tuple[str, int, Runner]:
+    """Run the jobs of a session; (its final status, the exit code, the runner). The session row
+    always ends with the truth: finished, interrupted (a signal), store-failed (a write failed) or
+    crashed (a bug)."""
+    status, code = "finished", EXIT_OK
+    runner = Runner(store, session_id, options, None, guard)
+    try:  # from here on, whatever happens, the session ends with its true status
+        err.print(f"session {session_id}: results in {store.path}", highlight=False)
+        for kind in kinds:
+            note = kind.plan_note(options)
+            if note:
+                err.print(note, highlight=False)
+        interactive = err.is_terminal
+        progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                            TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
+                            console=err, disable=not interactive)
+        task = progress.add_task("starting", total=planned_runs(jobs, options.reps))
+
+        def on_run(row) -> None:
+            if row.status != "skipped":
+                progress.advance(task)
+            progress.update(task, description=f"{row.program} {row.scenario}")
+            if not interactive:
+                print_log(row)  # one line per run in logs and CI
+            elif row.status != "ok":
+                progress.console.print(log_line(row), highlight=False, markup=False)
+
+        runner.on_run = on_run
+        books.attach(session_id)  # the session's number in its bookkeeping, for recovery's messages
+        tracking.current = books
+        with progress:
+            for job in jobs:
+                runner.run_job(job, job.benchmark.reps or options.reps)
+        code = EXIT_RUNS_FAILED if runner.failures else EXIT_OK
+    except Interrupted as stop:
+        status, code = "interrupted", 128 + stop.signum
+    except KeyboardInterrupt:
+        status, code = "interrupted", 128 + signal.SIGINT
+    except StoreError as exc:
+        status, code = "store-failed", EXIT_STORE_FAILED
+        err.print(f"corobench: {exc}; the session stopped: {runner.stored} runs are stored, the run in progress "
+                  "is not", highlight=False)
+    except Exception:
+        status = "crashed"
+        raise  # entry() writes the traceback to a log and exits 70
+    finally:
+        tracking.current = None
+        with guard.critical():
+            try:
+                store.end_session(session_id, status)
+            except StoreError:
+                pass  # the disk is still full: the next command marks it abandoned
+    return status, code, runner
