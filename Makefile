@@ -4,7 +4,7 @@ VENV := .venv
 COROBENCH := $(VENV)/bin/corobench
 REPORT ?= report
 
-.PHONY: bench test impl-unit-tests setup build quick seed-chain seed-tasks seed-blocking seed-echo seed-http pingpong clean
+.PHONY: bench test impl-unit-tests setup build quick seed-chain seed-tasks seed-blocking seed-echo seed-http seed-http-hosts pingpong clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -35,7 +35,7 @@ impl-unit-tests:
 test: setup impl-unit-tests
 	$(VENV)/bin/pytest -q
 
-seed-chain seed-tasks seed-blocking seed-echo seed-http pingpong: setup
+seed-chain seed-tasks seed-blocking seed-echo seed-http seed-http-hosts pingpong: setup
 	$(COROBENCH) run --suite suites/$@.toml; status=$$?; \
 	$(COROBENCH) report latest --out $(REPORT)/$@ >/dev/null && echo "report: $(REPORT)/$@/report.html"; \
 	exit $$status

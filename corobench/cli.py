@@ -317,6 +317,23 @@ def sessions(ctx: click.Context) -> None:
     out_console().print(table)
 
 
+@cli.group()
+def hosts() -> None:
+    """Client hosts of server runs (hosts files: README, Running across machines)."""
+
+
+@hosts.command("check")
+@click.argument("file", type=click.Path(path_type=Path))
+@click.pass_context
+def hosts_check(ctx: click.Context, file: Path) -> None:
+    """Reach each client host: its machine, round trip, clock offset and load generator."""
+    from corobench.hostcheck import check_hosts
+    from corobench.loadgens.corobench_load import binary, manifest
+
+    build_all(results_dir(ctx), None, manifests=[manifest()])
+    ctx.exit(check_hosts(file, binary()))
+
+
 # --------------------------------------------------------------------------- the entry point
 
 def entry(args: list[str] | None = None) -> int:

@@ -183,7 +183,7 @@ def _record_and_run(results: Path, request: Request, options: Options, jobs: lis
     store = Store(results / DB_NAME, for_writing=True)
     machine = here.metadata()
     if options.topology is not None:
-        machine["hosts"] = {h.name: h.metadata() for h in options.topology.hosts() if h is not options.topology.server}
+        machine["hosts"] = {h.name: host_metadata(h) for h in options.topology.hosts() if h is not options.topology.server}
     # the bookkeeping first, then the session that names it, all without a signal in between: a
     # session exists only with a folder that says who runs it, and ends with its true status
     with guard.critical():
@@ -203,6 +203,17 @@ def _record_and_run(results: Path, request: Request, options: Options, jobs: lis
                 host.close()
         books.finish()
     return Outcome(session_id, status, code, rows, runner.failures)
+
+
+def host_metadata(host) -> dict:
+    """A client host's machine, stored with the session; one that cannot be reached now says why
+    (its runs will be FAILED with that reason)."""
+    from corobench.hosts.base import LaunchError
+
+    try:
+        return host.metadata()
+    except LaunchError as exc:
+        return {"unreachable": str(exc)}
 
 
 def run_session(store: Store, session_id: int, jobs: list[Job], options: Options, kinds, guard: SignalGuard,

@@ -10,6 +10,9 @@
     <param> = [100, 1000]        # the scenario's parameters: a list sweeps; a scalar is one value
     threads = 2                  # optional, as are warmup, timeout and reps
 
+A top-level `hosts = "FILE"` (relative to the suite) loads its server runs from the client hosts
+that hosts file names, as `--hosts FILE` does.
+
 Every value list is expanded as a cartesian product, in the order the scenario lists its params.
 """
 
@@ -25,7 +28,7 @@ from corobench.errors import UsageError
 from corobench.scenarios import get_scenario
 
 MAX_BENCHMARKS = 10_000  # parameter sets one sweep may expand to
-SUITE_KEYS = {"name", "description", "reps", "timeout", "benchmark"}
+SUITE_KEYS = {"name", "description", "reps", "timeout", "hosts", "benchmark"}
 BENCH_KEYS = {"scenario", "impls", "threads", "warmup", "timeout", "reps"}
 
 
@@ -116,8 +119,13 @@ def load_suite(path: Path) -> Suite:
         timeout = _maybe(data, "timeout", lambda v, n: validate.seconds(n, v))
     except UsageError as exc:
         raise UsageError(f"{where}: {exc}") from None
+    kind_options = {}
+    if "hosts" in data:
+        if not isinstance(data["hosts"], str) or not data["hosts"]:
+            raise UsageError(f"{where}: hosts must be the path of a hosts file")
+        kind_options["hosts"] = str(path.parent / data["hosts"])
     return Suite(name=str(data.get("name", path.stem)), description=str(data.get("description", "")),
-                 reps=reps, timeout=timeout, benchmarks=tuple(benchmarks))
+                 reps=reps, timeout=timeout, benchmarks=tuple(benchmarks), kind_options=kind_options)
 
 
 def _maybe(table: dict, key: str, check):

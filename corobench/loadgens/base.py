@@ -50,6 +50,7 @@ class Agent:
     start_at_ns: int | None = None  # the measured window's start on the agent's host clock
     watch_stdin: bool = False  # stop when the harness's end of its stdin closes (remote agents)
     interval_ms: int = 1000
+    sources: tuple[str, ...] = ()  # source addresses to spread its connections over
 
 
 @dataclass

@@ -54,6 +54,8 @@ def argv(spec: LoadSpec, target: str, threads: int, agent: Agent) -> list[str]:
         out += ["--start-at", str(agent.start_at_ns), "--interval-ms", str(agent.interval_ms)]
     if agent.watch_stdin:
         out += ["--watch-stdin"]
+    if agent.sources:
+        out += ["--sources", ",".join(agent.sources)]
     return out
 
 

@@ -57,8 +57,12 @@ def latency_of(histogram) -> dict:
             "max": histogram.get_max_value() * us}
 
 
-def merge(agents: list[AgentRun]) -> LoadResult:
-    """One result for all agents, its window and intervals on the server's clock."""
+def merge(agents: list[AgentRun], aligned: bool = True) -> LoadResult:
+    """One result for all agents, its window and intervals on the server's clock. `aligned`: the
+    agents measured one common window (a duration, started together): the merged window is the
+    span every agent covered and the rate the sum of theirs. Otherwise (a count shared out, each
+    agent done when its share is) the window runs from the first agent's start to the last one's
+    end, and the rate is all their requests over it: what the server was asked to serve, and when."""
     if len(agents) == 1 and not agents[0].result.intervals:
         one = agents[0]
         r = one.result
@@ -66,10 +70,14 @@ def merge(agents: list[AgentRun]) -> LoadResult:
                              "raw": {**r.raw, "agents": [_agent_figures(one)]}})
     starts = [a.result.window[0] - a.offset_ns for a in agents]
     ends = [a.result.window[1] - a.offset_ns for a in agents]
-    window = (max(starts), min(ends))
-    if window[1] <= window[0]:
-        raise ValueError("the agents' windows do not overlap")
-    rate = sum(a.result.window_requests / a.result.seconds for a in agents if a.result.seconds > 0)
+    if aligned:
+        window = (max(starts), min(ends))
+        if window[1] <= window[0]:
+            raise ValueError("the agents' windows do not overlap")
+        rate = sum(a.result.window_requests / a.result.seconds for a in agents if a.result.seconds > 0)
+    else:
+        window = (min(starts), max(ends))
+        rate = sum(a.result.window_requests for a in agents) / ((window[1] - window[0]) / 1e9)
     seconds = (window[1] - window[0]) / 1e9
     histogram = merged_histogram([a.result.histogram for a in agents if a.result.histogram])
     cpu = [a.result.cpu_s for a in agents]
@@ -80,8 +88,8 @@ def merge(agents: list[AgentRun]) -> LoadResult:
         requests=sum(a.result.requests for a in agents), ok=sum(a.result.ok for a in agents),
         connections=sum(a.result.connections for a in agents), window=window,
         window_requests=round(rate * seconds),
-        window_connections=round(sum(c / a.result.seconds for c, a in zip(conns, agents)) * seconds)
-        if all(c is not None for c in conns) else None,
+        window_connections=(round(sum(c / a.result.seconds for c, a in zip(conns, agents)) * seconds) if aligned
+                            else sum(conns)) if all(c is not None for c in conns) else None,
         latency_us=latency_of(histogram) if histogram is not None else {},
         histogram=histogram.encode().decode() if histogram is not None else None,
         intervals=merge_intervals(agents),

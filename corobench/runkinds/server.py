@@ -143,10 +143,10 @@ class ServerKind(RunKind):
         topo = options.topology
         if topo is None:
             return None
-        cpus = lambda s: ",".join(map(str, sorted(s or [])))  # noqa: E731
-        clients = "; ".join(f"{options.loadgen} on {c.host.name} CPU {cpus(c.cpus)}" for c in topo.clients)
+        cpus = lambda s: f"CPU {','.join(map(str, sorted(s)))}" if s else "all CPUs"  # noqa: E731
+        clients = "; ".join(f"{options.loadgen} on {c.host.name} {cpus(c.cpus)}" for c in topo.clients)
         shared = any(c.host is topo.server and (c.cpus or set()) & topo.server_cpus for c in topo.clients)
-        return (f"servers on {topo.server.name} CPU {cpus(topo.server_cpus)}, bound to {topo.bind}; {clients}"
+        return (f"servers on {topo.server.name} {cpus(topo.server_cpus)}, bound to {topo.bind}; {clients}"
                 + (" (shared: the client competes with the server)" if shared else ""))
 
     # ---------------------------------------------------------------- one run
@@ -313,7 +313,7 @@ class ServerKind(RunKind):
         try:
             for i, (slot, label, (offset, _)) in enumerate(zip(slots, labels, offsets)):
                 agent = Agent(i, n, None if start_at is None else start_at + offset,
-                              watch_stdin=slot.host.kind != "local")
+                              watch_stdin=slot.host.kind != "local", sources=tuple(slot.sources))
                 try:
                     runs.append(generator.start(slot.host, spec, topo.target(port), slot.cpus, agent, label))
                 except LoadFailed as failed:
@@ -330,7 +330,8 @@ class ServerKind(RunKind):
                                          f"during the run (bound ±{(err_b + err_a) / 1e6:.2f} ms)")
         try:
             merged = merge([AgentRun(s.host.name, i, r, off, err)
-                            for i, (s, r, (off, err)) in enumerate(zip(slots, results, offsets))])
+                            for i, (s, r, (off, err)) in enumerate(zip(slots, results, offsets))],
+                           aligned=start_at is not None or n == 1)
         except ValueError as exc:
             raise RunFailed("clock", f"agents' windows: {exc}") from None
         want = scenario.expected_requests(req.params)

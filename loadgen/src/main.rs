@@ -8,7 +8,15 @@ use std::process::ExitCode;
 use corobench_load::{args, clock, report_json, run, sys, watch};
 
 fn main() -> ExitCode {
-    let argv: Vec<String> = std::env::args().skip(1).collect();
+    let mut argv: Vec<String> = std::env::args().skip(1).collect();
+    // `--pin CPUS` before the scenario: the agent pins itself (a client host needs no taskset)
+    if argv.first().map(String::as_str) == Some("--pin") {
+        let Some(list) = argv.get(1).cloned() else { return fail(2, "--pin needs a CPU list") };
+        if let Err(msg) = sys::pin(&list) {
+            return fail(2, &msg);
+        }
+        argv.drain(..2);
+    }
     match argv.first().map(String::as_str) {
         Some("clock") => return tool(&argv, || clock::serve(std::io::stdin().lock(), std::io::stdout().lock())),
         Some("info") => return tool(&argv, || writeln!(std::io::stdout().lock(), "{}", info())),

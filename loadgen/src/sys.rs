@@ -47,6 +47,34 @@ pub fn affinity_cpus() -> usize {
     }
 }
 
+/// Pins this process (every thread it starts afterwards) to the CPUs of a list like `0,2` or
+/// `0-3`: what the harness asks of an agent on a host where nothing else can pin it.
+pub fn pin(list: &str) -> Result<(), String> {
+    // SAFETY: cpu_set_t is plain data, zeroed is an empty set; CPU_SET is bounds-checked below.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    let max = 8 * std::mem::size_of::<libc::cpu_set_t>();
+    for part in list.split(',') {
+        let (lo, hi) = match part.split_once('-') {
+            Some((a, b)) => (a, b),
+            None => (part, part),
+        };
+        let parse = |t: &str| t.trim().parse::<usize>().map_err(|_| format!("--pin {list:?}: not a CPU list like 0,2 or 0-3"));
+        let (lo, hi) = (parse(lo)?, parse(hi)?);
+        if lo > hi || hi >= max {
+            return Err(format!("--pin {list:?}: CPUs go from 0 to {}, low to high", max - 1));
+        }
+        for cpu in lo..=hi {
+            // SAFETY: cpu < the set's size, checked above.
+            unsafe { libc::CPU_SET(cpu, &mut set) };
+        }
+    }
+    // SAFETY: set is a valid cpu_set_t of the size passed.
+    if unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) } != 0 {
+        return Err(format!("--pin {list}: {}", io::Error::last_os_error()));
+    }
+    Ok(())
+}
+
 /// The soft limit on open file descriptors.
 pub fn fd_limit() -> u64 {
     let mut rl = libc::rlimit { rlim_cur: 0, rlim_max: 0 };

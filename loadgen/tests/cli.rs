@@ -280,3 +280,15 @@ fn without_the_flag_stdin_is_ignored_and_with_it_an_empty_stdin_stops_at_once() 
     let (code, _, err) = run(&format!("http --target {} --duration 30 --connections 2 --watch-stdin", server.target()));
     assert_eq!((code, err.as_str()), (4, "corobench-load: stdin closed: load stopped\n"));
 }
+
+#[test]
+fn pin_sets_the_affinity_before_anything_runs_and_refuses_bad_lists() {
+    let (code, out, _) = run("--pin 0 info");
+    assert_eq!(code, 0);
+    assert!(out.contains("\"tool\":\"corobench-load\""));
+    for bad in ["--pin", "--pin x info", "--pin 3-1 info", "--pin 5000 info"] {
+        let (code, out, err) = run(bad);
+        assert_eq!(code, 2, "{bad}: {err}");
+        assert!(out.is_empty() && err.lines().count() == 1, "{bad}: {err}");
+    }
+}
