@@ -127,6 +127,22 @@ def test_hosts_check_reports_each_host_and_a_shifted_clock_within_its_bound(net,
     assert 0 < error < 20_000_000
 
 
+def test_an_asymmetric_delay_moves_the_estimate_but_the_bound_still_holds(net):
+    """40 ms on the way to the host, none back: the midpoint estimate is 20 ms off, and the stated
+    bound (half the round trip) still contains the true offset, 0."""
+    from corobench.hosts.ssh import SshHost
+
+    relay = ROOT / "tests" / "fixtures" / "slowlink" / "slowlink.py"
+    host = SshHost("slow", "client1", ["-o", "ControlPath=none", "-o", f"ProxyCommand={sys.executable} {relay} "
+                                       f"{net.hosts['client1'].address} 22 40 0"], config=str(net.ssh_config))
+    try:
+        offset, error = host.clock_offset()
+    finally:
+        host.close()
+    assert error >= 20_000_000 and abs(offset) <= error, (offset, error)
+    assert offset > 10_000_000  # the delay did move the estimate: the bound is what keeps it honest
+
+
 def test_an_unreachable_host_fails_the_run_and_names_it(net, tmp_path, results):
     hosts = net.hosts_file(tmp_path / "hosts.toml", [{"name": "client1", "ssh": "client1"},
                                                      {"name": "ghost", "ssh": "ghost",

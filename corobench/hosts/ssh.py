@@ -50,14 +50,15 @@ def control_dir() -> Path:
 
 
 def ssh_argv(destination: str, options: list[str], config: str | None = None) -> list[str]:
-    """The ssh command line to a destination: the user's own configuration, plus a shared master
+    """The ssh command line to a destination: the user's own configuration and the host's options
+    (first, so that they win: ssh keeps the first value of an option), then a shared master
     connection, no prompts, and a bounded connect."""
     argv = ["ssh"]
     if config:
         argv += ["-F", config]
-    return argv + ["-o", "BatchMode=yes", "-o", f"ConnectTimeout={CONNECT_TIMEOUT_S}",
+    return argv + [*options, "-o", "BatchMode=yes", "-o", f"ConnectTimeout={CONNECT_TIMEOUT_S}",
                    "-o", "ControlMaster=auto", "-o", f"ControlPath={control_dir()}/%C", "-o", "ControlPersist=120",
-                   "-o", "ServerAliveInterval=5", "-o", "ServerAliveCountMax=3", *options, destination]
+                   "-o", "ServerAliveInterval=5", "-o", "ServerAliveCountMax=3", destination]
 
 
 def local_arch() -> str:
@@ -316,7 +317,7 @@ class SshHost(Host):
             except (OSError, subprocess.TimeoutExpired):
                 self._clock.kill()
             self._clock = None
-        subprocess.run([*self._argv()[:-1], "-O", "exit", self.destination], capture_output=True, timeout=15)
+        subprocess.run([*self._argv()[:-1], "-O", "exit", self.destination], capture_output=True, timeout=15)  # the master
 
 
 def cleanup_remote(entry: Entry) -> str | None:
