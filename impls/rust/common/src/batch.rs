@@ -1,7 +1,8 @@
 //! The batch scenarios (chain, tasks, blocking) written once for every async
 //! runtime (tokio, async-std, smol). A runtime crate implements [`Runtime`]
 //! and [`Chan`] over its own calls (spawn, sleep, block_on, its bounded
-//! channel) and calls [`chain`], [`tasks`] and [`blocking`].
+//! channel) and calls [`chain`], [`tasks`] and [`blocking`] (async-std and
+//! smol: [`run_futures_io`], which calls all three).
 //!
 //! Everything here is generic, never `dyn`: each runtime's build gets its own
 //! copy of these bodies with its calls inlined, the same loops it would have
@@ -42,7 +43,10 @@ pub trait Runtime {
     fn block_on<F: Future>(&self, f: F) -> F::Output;
 }
 
-/// A bounded channel as the chain uses it (one sender, one receiver).
+/// A bounded channel as the chain uses it (one sender, one receiver). An
+/// impl turns the channel's result into a bool or an Option in a small async
+/// fn: handing back kanal's own futures, whose outputs are Results, made
+/// tokio's chain take 15-25 % more CPU for int and str_ptr (measured).
 pub trait Chan {
     type Tx: Send + 'static;
     type Rx: Send + 'static;
@@ -166,21 +170,15 @@ pub fn tasks<R: Runtime>(rt: &R, a: &TasksArgs, workers: usize) {
 
 // ---------------------------------------------------------------- blocking
 
-/// One iteration: a task per buffer in `bufs`, running `body`; every buffer
-/// comes back.
-async fn blocking_iteration<R, B, F>(
-    rt: &R,
-    body: &B,
+/// One iteration: a task per buffer in `bufs`, spawned by `spawn`; every
+/// buffer comes back.
+async fn blocking_iteration<T: Future<Output = (u64, Vec<u8>)>>(
+    spawn: &impl Fn(Vec<u8>) -> T,
     bufs: &mut Vec<Vec<u8>>,
-    handles: &mut Vec<R::Task<(u64, Vec<u8>)>>,
-) -> u64
-where
-    R: Runtime,
-    B: Fn(Vec<u8>) -> F,
-    F: Future<Output = (u64, Vec<u8>)> + Send + 'static,
-{
+    handles: &mut Vec<T>,
+) -> u64 {
     for buf in bufs.drain(..) {
-        handles.push(rt.spawn(body(buf)));
+        handles.push(spawn(buf));
     }
     let mut sum = 0u64;
     for h in handles.drain(..) {
@@ -191,25 +189,28 @@ where
     sum
 }
 
-/// The blocking scenario with the variant's task body: `body(buf)` fills
-/// `buf` from /dev/urandom, writes it to /dev/null, and returns the bytes
-/// written with the buffer. `pool_threads` is reported as given
-/// (docs/protocol.md).
-pub fn blocking<R, B, F>(rt: &R, a: &BlockingArgs, workers: usize, pool_threads: u64, body: B)
-where
-    R: Runtime,
-    B: Fn(Vec<u8>) -> F,
-    F: Future<Output = (u64, Vec<u8>)> + Send + 'static,
-{
+/// The blocking scenario: `spawn(buf)` spawns the variant's task, which
+/// fills `buf` from /dev/urandom, writes it to /dev/null, and returns the
+/// bytes written with the buffer. One closure picks the body for every
+/// variant (their handles share one type), so that this loop is compiled
+/// once per runtime, not once per variant. `pool_threads` is reported as
+/// given (docs/protocol.md).
+pub fn blocking<R: Runtime>(
+    rt: &R,
+    a: &BlockingArgs,
+    workers: usize,
+    pool_threads: u64,
+    spawn: impl Fn(Vec<u8>) -> R::Task<(u64, Vec<u8>)>,
+) {
     let mut bufs = crate::task_buffers(a);
     let mut handles = Vec::with_capacity(bufs.len());
     let (checksum, elapsed) = rt.block_on(async {
         // unmeasured warm-up iteration
-        blocking_iteration(rt, &body, &mut bufs, &mut handles).await;
+        blocking_iteration(&spawn, &mut bufs, &mut handles).await;
         let start = Instant::now();
         let mut sum = 0u64;
         for _ in 0..a.iterations {
-            sum += blocking_iteration(rt, &body, &mut bufs, &mut handles).await;
+            sum += blocking_iteration(&spawn, &mut bufs, &mut handles).await;
         }
         (sum, elapsed_ns(start))
     });
@@ -279,15 +280,18 @@ where
     };
     // Both variants' calls run on that pool (each file operation too).
     let pool_threads = crate::blocking_crate_max_threads();
-    if a.variant == "fs" {
-        let open = move |path, write| {
-            let file = open(path, write);
-            async move { file.await.map(FuturesFile) }
-        };
-        blocking(rt, &a, workers, pool_threads, |buf| copy_urandom_to_null_async(buf, open));
-    } else {
-        blocking(rt, &a, workers, pool_threads, pool_body);
-    }
+    let fs = a.variant == "fs";
+    let open = move |path, write| {
+        let file = open(path, write);
+        async move { file.await.map(FuturesFile) }
+    };
+    blocking(rt, &a, workers, pool_threads, |buf| {
+        if fs {
+            rt.spawn(copy_urandom_to_null_async(buf, open))
+        } else {
+            rt.spawn(pool_body(buf))
+        }
+    });
 }
 
 /// A futures-io file as an [`AsyncFile`]; flushing waits for the write that

@@ -12,7 +12,7 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use corobench_common::batch::{self, AsyncFile, Chan};
+use corobench_common::batch::{self, AsyncFile, Chan, Runtime as _};
 use corobench_common::{self as common, Command, Event, Spec, ThreadsMode};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
@@ -133,35 +133,37 @@ impl AsyncFile for TokioFile {
     }
 }
 
-/// tokio's blocking pool limit (`max_blocking_threads`).
-const MAX_BLOCKING_THREADS: u64 = 512;
+/// Threads that may run the variant's blocking calls with tokio's defaults:
+/// the blocking pool's limit (`max_blocking_threads`, 512) for tokio::fs
+/// (each operation runs on the pool) and spawn_blocking; for block_in_place
+/// the call runs on the worker thread itself while its core moves to a
+/// thread from the same pool, whose cap is 512 plus the worker threads (the
+/// workers are launched from it); none beyond the workers for sync.
+fn pool_threads(variant: &str, workers: usize) -> u64 {
+    const MAX_BLOCKING_THREADS: u64 = 512;
+    match variant {
+        "fs" | "spawn_blocking" => MAX_BLOCKING_THREADS,
+        "block_in_place" => MAX_BLOCKING_THREADS + workers as u64,
+        "sync" => 0,
+        v => unreachable!("variant {v}"),
+    }
+}
 
-/// The four variants, each with the threads that may run its blocking calls
-/// with tokio's defaults: the blocking pool's limit for tokio::fs (each
-/// operation runs on the pool) and spawn_blocking; for block_in_place the
-/// call runs on the worker thread itself while its core moves to a thread
-/// from the same pool, whose cap is 512 plus the worker threads (the workers
-/// are launched from it); none beyond the workers for sync.
 fn blocking(rt: &Tokio, a: &common::BlockingArgs, workers: usize) {
     let copy = common::copy_urandom_to_null;
-    match a.variant {
-        "fs" => batch::blocking(rt, a, workers, MAX_BLOCKING_THREADS, |buf| {
-            batch::copy_urandom_to_null_async(buf, |path, write| async move {
-                let file = tokio::fs::OpenOptions::new().read(!write).write(write).open(path).await?;
-                Ok(TokioFile(file))
-            })
-        }),
-        "block_in_place" => {
-            batch::blocking(rt, a, workers, MAX_BLOCKING_THREADS + workers as u64, |mut buf| async move {
-                (tokio::task::block_in_place(|| copy(&mut buf)), buf)
-            })
-        }
-        "sync" => batch::blocking(rt, a, workers, 0, |mut buf| async move { (copy(&mut buf), buf) }),
-        "spawn_blocking" => batch::blocking(rt, a, workers, MAX_BLOCKING_THREADS, |mut buf| async move {
+    let open = |path, write: bool| async move {
+        let file = tokio::fs::OpenOptions::new().read(!write).write(write).open(path).await?;
+        Ok(TokioFile(file))
+    };
+    batch::blocking(rt, a, workers, pool_threads(a.variant, workers), |mut buf| match a.variant {
+        "fs" => rt.spawn(batch::copy_urandom_to_null_async(buf, open)),
+        "block_in_place" => rt.spawn(async move { (tokio::task::block_in_place(|| copy(&mut buf)), buf) }),
+        "sync" => rt.spawn(async move { (copy(&mut buf), buf) }),
+        "spawn_blocking" => rt.spawn(async move {
             tokio::task::spawn_blocking(move || (copy(&mut buf), buf))
                 .await
                 .unwrap_or_else(|e| common::failed(format_args!("blocking: {e}")))
         }),
         v => unreachable!("variant {v}"),
-    }
+    });
 }
