@@ -1,3 +1,3 @@
-from corobench.cli import main
+from corobench.entrypoint import run
 
-main()
+run()

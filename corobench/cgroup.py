@@ -88,11 +88,15 @@ class RunCgroup:
             path = h.parent / name
             if path.exists():
                 cls(path, h.version).remove()
-            path.mkdir()
-            tracking.started("local", "cgroup", str(path))
-            return cls(path, h.version)
         except OSError:
             return None
+        tracking.started("local", "cgroup", str(path))  # recorded before it exists: never one unrecorded
+        try:
+            path.mkdir()
+        except OSError:
+            tracking.ended("local", "cgroup", str(path))
+            return None
+        return cls(path, h.version)
 
     def _read_int(self, name: str) -> int | None:
         try:

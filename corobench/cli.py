@@ -380,4 +380,10 @@ def crash_folder() -> Path | None:
 
 
 def main() -> None:
-    sys.exit(entry())
+    from corobench.signals import STOP_SIGNALS, ExitGuard
+
+    ExitGuard().install()
+    code = entry()
+    for sig in STOP_SIGNALS:  # done: a signal now changes nothing (nor kills the exit half-way)
+        signal.signal(sig, signal.SIG_IGN)
+    sys.exit(code)

@@ -19,6 +19,7 @@ from corobench import tracking, validate
 from corobench.benchmark import Job, Runner, log_line, planned_runs, print_log
 from corobench.bookkeeping import Bookkeeping
 from corobench.discover import discover, discover_all, runtime_settings, select_programs, toolchain_version, unavailable_reason
+from corobench.hosts.base import close_all
 from corobench.errors import EXIT_OK, EXIT_RUNS_FAILED, EXIT_STORE_FAILED, Interrupted, StoreError, UsageError
 from corobench.machine import git_commit
 from corobench.options import Options
@@ -184,24 +185,31 @@ def _record_and_run(results: Path, request: Request, options: Options, jobs: lis
     machine = here.metadata()
     if options.topology is not None:
         machine["hosts"] = {h.name: host_metadata(h) for h in options.topology.hosts() if h is not options.topology.server}
-    # the bookkeeping first, then the session that names it, all without a signal in between: a
-    # session exists only with a folder that says who runs it, and ends with its true status
-    with guard.critical():
-        books = Bookkeeping(results, os.getpid(), tracking.process_identity(os.getpid()))
-        try:
-            session_id = store.begin_session(command, git_commit(), machine, toolchains, settings, books.token)
-        except BaseException:
-            books.finish()
-            raise
+    # the bookkeeping first, then the session that names it, with no signal in between; a signal
+    # from here on (even one held back to the end of that) ends the session as interrupted
+    books: Bookkeeping | None = None
+    session_id: int | None = None
     try:
+        with guard.critical():
+            books = Bookkeeping(results, os.getpid(), tracking.process_identity(os.getpid()))
+            session_id = store.begin_session(command, git_commit(), machine, toolchains, settings, books.token)
         status, code, runner = run_session(store, session_id, jobs, options, kinds, guard, books)
         rows = store.runs(session_id)
+    except Interrupted:
+        if session_id is not None and store.session_status(session_id) == "running":
+            store.end_session(session_id, "interrupted")
+        raise
     finally:
-        store.close()
-        if options.topology is not None:
-            for host in options.topology.hosts():
-                host.close()
-        books.finish()
+        with guard.critical():  # the cleanup is not cut short: a signal now waits for its end
+            tracking.current = books
+            close_all()  # whatever a signal caught between its start and its close
+            tracking.current = None
+            store.close()
+            if options.topology is not None:
+                for host in options.topology.hosts():
+                    host.close()
+            if books is not None:
+                books.finish()
     return Outcome(session_id, status, code, rows, runner.failures)
 
 

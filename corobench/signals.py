@@ -3,7 +3,9 @@ process group and cgroup), what finished is kept, the session reads `interrupted
 
 The handler raises Interrupted in the main thread, where the harness waits for its programs; it
 holds the signal back while a result is being written (`critical()`), so a finished run is never
-half stored.
+half stored. Only the first signal stops anything: once stopping, later ones (a burst of Ctrl-C, a
+SIGTERM after a SIGHUP) are noted and ignored, so that they cannot cut short the cleanup — killing
+the run, ending the session, removing the bookkeeping — that the first one started.
 """
 
 from __future__ import annotations
@@ -22,11 +24,15 @@ class SignalGuard:
         self._depth = 0
         self._pending: int | None = None
         self._previous: dict[int, object] = {}
+        self.stopping: int | None = None  # the first signal, once one came
 
     def _handler(self, signum: int, frame) -> None:
+        if self.stopping is not None:
+            return  # already stopping: the cleanup must finish
         if self._depth:
             self._pending = signum  # raised when the write in progress is done
             return
+        self.stopping = signum
         raise Interrupted(signum)
 
     def install(self) -> "SignalGuard":
@@ -46,6 +52,13 @@ class SignalGuard:
             yield
         finally:
             self._depth -= 1
-            if not self._depth and self._pending is not None:
+            if not self._depth and self._pending is not None and self.stopping is None:
                 signum, self._pending = self._pending, None
+                self.stopping = signum
                 raise Interrupted(signum)
+
+
+class ExitGuard(SignalGuard):
+    """The whole process's handlers (the command line's `main`): outside a session the first stop
+    signal raises Interrupted too, and a session's guard hands back to this one, so that a signal
+    that arrives as a session ends is not Python's default KeyboardInterrupt or death."""

@@ -53,8 +53,10 @@ class Suite:
     kind_options: dict = field(default_factory=dict)  # e.g. hosts = "FILE": the server runs' hosts file
 
 
-def expand(scenario_name: str, raw: dict) -> list[dict]:
-    """Turn {param: value-or-list} into the list of concrete, checked parameter dicts."""
+def expand(scenario_name: str, raw: dict, typed: bool = False) -> list[dict]:
+    """Turn {param: value-or-list} into the list of concrete, checked parameter dicts. `typed`: the
+    values come from TOML and keep their type (a number written as a string is an error there;
+    the command line gives every value as text)."""
     scenario = get_scenario(scenario_name)
     axes = []
     for p in scenario.params:
@@ -62,6 +64,8 @@ def expand(scenario_name: str, raw: dict) -> list[dict]:
         values = value if isinstance(value, list) else [value]
         if not values:
             raise UsageError(f"{scenario_name}: '{p.name}' has an empty list")
+        if typed and not p.choices and any(isinstance(v, str) for v in values):
+            raise UsageError(f"{scenario_name}: '{p.name}' must be a number, not a string (TOML values keep their type)")
         axes.append([(p.name, v) for v in values])
     count = 1
     for axis in axes:
@@ -80,6 +84,8 @@ def load_suite(path: Path) -> Suite:
         raise UsageError(f"suite {path} is not UTF-8 text (byte {exc.start})") from None
     except tomllib.TOMLDecodeError as exc:
         raise UsageError(f"suite {path} is not valid TOML: {exc}") from None
+    except RecursionError:
+        raise UsageError(f"suite {path} nests arrays or tables deeper than a suite can") from None
     where = str(path)
     unknown = set(data) - SUITE_KEYS
     if unknown:
@@ -101,13 +107,13 @@ def load_suite(path: Path) -> Suite:
         if not isinstance(impls, list) or not all(isinstance(x, str) for x in impls):
             raise UsageError(f"{at}: 'impls' must be a list of implementation ids")
         try:
-            param_sets = expand(scenario.name, {k: v for k, v in entry.items() if k in param_names})
+            param_sets = expand(scenario.name, {k: v for k, v in entry.items() if k in param_names}, typed=True)
         except UsageError as exc:
             raise UsageError(f"{at}: {exc}") from None
         try:
             warmup = _maybe(entry, "warmup", validate.warmup)
             threads = _maybe(entry, "threads", validate.threads)
-            timeout = _maybe(entry, "timeout", lambda v, n: validate.seconds(n, v))
+            timeout = _maybe(entry, "timeout", lambda v, n: validate.seconds(n, v, validate.MIN_TIMEOUT_S))
             reps = _maybe(entry, "reps", lambda v, n: validate.whole(n, v, 1, validate.MAX_REPS))
         except UsageError as exc:
             raise UsageError(f"{at}: {exc}") from None
@@ -116,7 +122,7 @@ def load_suite(path: Path) -> Suite:
                                         warmup=warmup, timeout=timeout, reps=reps))
     try:
         reps = _maybe(data, "reps", lambda v, n: validate.whole(n, v, 1, validate.MAX_REPS))
-        timeout = _maybe(data, "timeout", lambda v, n: validate.seconds(n, v))
+        timeout = _maybe(data, "timeout", lambda v, n: validate.seconds(n, v, validate.MIN_TIMEOUT_S))
     except UsageError as exc:
         raise UsageError(f"{where}: {exc}") from None
     kind_options = {}
@@ -130,5 +136,9 @@ def load_suite(path: Path) -> Suite:
 
 def _maybe(table: dict, key: str, check):
     """table[key] checked by check(value, name), or None when absent (TOML values keep their type:
-    `threads = 0.5` or `reps = true` are errors, not 0 or 1)."""
-    return check(table[key], f"'{key}'") if key in table else None
+    `threads = 0.5`, `reps = true` or `reps = "1"` are errors, not 0 or 1)."""
+    if key not in table:
+        return None
+    if isinstance(table[key], str):
+        raise UsageError(f"'{key}' must be a number, not a string (TOML values keep their type)")
+    return check(table[key], f"'{key}'")

@@ -57,7 +57,7 @@ impls = ["go"]
     ("timeout = inf\n[[benchmark]]\nscenario = 'chain'\n", "'timeout' must be more than 0"),
     ("timeout = nan\n[[benchmark]]\nscenario = 'chain'\n", "'timeout' must be more than 0"),
     ("timeout = 1e300\n[[benchmark]]\nscenario = 'chain'\n", "'timeout' must be more than 0"),
-    ("[[benchmark]]\nscenario = 'chain'\nworkers = '1_0'\n", "workers must be a whole number"),
+    ("[[benchmark]]\nscenario = 'chain'\nworkers = '1_0'\n", "'workers' must be a number, not a string"),
     ("[[benchmark]]\nscenario = 'chain'\nworkers = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]\nevents = "
      "[1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]\nqueue = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]\nesize = "
      "[1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]\n", "at most 10000"),

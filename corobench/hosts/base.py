@@ -76,8 +76,19 @@ class OutputLimit(Exception):
     """A program printed more than a run may keep; the message says what was exceeded."""
 
 
+LIVE: "set[Program]" = set()  # every program started and not yet closed, in this process
+
+
+def close_all() -> None:
+    """Close every program still open: the end of a session, however it ended (a signal can land
+    between a program's start and the code that would have closed it)."""
+    for program in list(LIVE):
+        program.close()
+
+
 class Program(ABC):
-    """A program running on a host, in its own process group (and cgroup, where asked)."""
+    """A program running on a host, in its own process group (and cgroup, where asked). Every
+    program is in LIVE from its start until close()."""
 
     host: "Host"
     spec: ProgramSpec

@@ -21,7 +21,7 @@ import time
 from corobench import tracking
 from corobench.cgroup import RunCgroup
 from corobench.hosts import procfs
-from corobench.hosts.base import CpuTimes, Ending, Host, LaunchError, Program, ProgramSpec, Sample
+from corobench.hosts.base import LIVE, CpuTimes, Ending, Host, LaunchError, Program, ProgramSpec, Sample
 from corobench.launcher import launcher_path
 
 LINE_LIMIT = 1 << 20  # a protocol line is short; a longer one is garbage
@@ -176,19 +176,33 @@ class LocalProgram(Program):
         except BaseException:
             os.killpg(self.launcher_pid, signal.SIGKILL)  # not recorded: not allowed to run
             self._popen.wait()
+            for fd in (self._report_r, out_r, err_r):
+                os.close(fd)
             raise
-        self._report = b""
-        self._ended = threading.Event()
-        self._status: int | None = None
-        self._rusage = None
-        self._killed = False
-        self._end_mono = 0.0
-        self._out = _Output(out_r, err_r, STDOUT_LIMIT, self._exceeded)
+        try:
+            self._report = b""
+            self._ended = threading.Event()
+            self._status: int | None = None
+            self._rusage = None
+            self._killed = False
+            self._end_mono = 0.0
+            self._out = _Output(out_r, err_r, STDOUT_LIMIT, self._exceeded)
+            LIVE.add(self)
+        except BaseException:  # a signal mid-way: the run is recorded, so end it and forget it
+            os.killpg(self.launcher_pid, signal.SIGKILL)
+            self._popen.wait()
+            tracking.ended(host.name, "pgid", str(self.launcher_pid))
+            for fd in (self._report_r, out_r, err_r):
+                try:
+                    os.close(fd)
+                except OSError:
+                    pass
+            raise
         threading.Thread(target=self._wait, daemon=True, name="corobench-wait4").start()
         if cgroup is not None and not cgroup.has_peak_file():
             # a v2 kernel without memory.peak: the peak is the highest memory.current sampled
             threading.Thread(target=self._note_cgroup, daemon=True, name="corobench-cgroup").start()
-        self.pid = self._read_pid()
+        self.pid = self._read_pid()  # from here on close() ends it all, LIVE holds it until then
 
     # ---------------------------------------------------------------- background
 
@@ -224,8 +238,9 @@ class LocalProgram(Program):
             if not chunk:
                 break
             self._report += chunk
-        self.kill()
-        raise LaunchError(f"the launcher did not start {self.spec.argv[0]}: {self.stderr_tail()[-300:]}")
+        why = self.stderr_tail()[-300:]
+        self.close()
+        raise LaunchError(f"the launcher did not start {self.spec.argv[0]}: {why}")
 
     # ---------------------------------------------------------------- Program
 
@@ -360,6 +375,7 @@ class LocalProgram(Program):
         self._ended.wait(10)
         self._read_report()
         tracking.ended(self.host.name, "pgid", str(self.launcher_pid))
+        LIVE.discard(self)
         self._out.close()
         for closer in (lambda: os.close(self._report_r), self.close_stdin):
             try:

@@ -28,7 +28,7 @@ from pathlib import Path
 
 from corobench import tracking
 from corobench.bookkeeping import Entry
-from corobench.hosts.base import CpuTimes, Ending, Host, LaunchError, Program, ProgramSpec, Sample
+from corobench.hosts.base import LIVE, CpuTimes, Ending, Host, LaunchError, Program, ProgramSpec, Sample
 from corobench.hosts.local import LocalHost, LocalProgram
 
 REMOTE_CACHE = "~/.cache/corobench/bin"
@@ -83,6 +83,7 @@ class SshProgram(Program):
         self.identity = f"{parts[1]}:{parts[2]}"
         tracking.started(host.name, "pid", str(self.pid), self.identity, host.reach())
         self._offset = 1  # stdout line 0 is the header
+        LIVE.add(self)
 
     def wait_line(self, index: int, timeout_s: float) -> str | None:
         return self.carrier.wait_line(index + self._offset, timeout_s)
@@ -140,6 +141,7 @@ class SshProgram(Program):
         gone = self.host.run(f"kill -0 {self.pid} 2>/dev/null && echo alive || echo gone", check=False)
         if gone.strip() != "alive":
             tracking.ended(self.host.name, "pid", str(self.pid))
+        LIVE.discard(self)
 
 
 class SshHost(Host):

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from corobench import compare
-from corobench.errors import UsageError
+from corobench.errors import StoreError, UsageError
 from corobench.export import ReportContext, exporters
 from corobench.files import write_text
 from corobench.paths import writable_dir
@@ -42,14 +42,17 @@ def write_report(db_path: Path, which: str, out_dir: Path, baseline: str | None 
         comparison = compare.compare_cells(base[1], cells, (), base[0], this)
     from corobench.report import charts  # matplotlib loads only when a report is written
 
-    drawn = {name: charts.draw(name, group, out_dir) for name, group in by_scenario(cells).items()}
-    ctx = ReportContext(meta, cells, rows, drawn, comparison)
-    written = [path for paths in drawn.values() for path in paths]
-    for exporter in exporters().values():
-        for name, text in exporter.report_files(ctx).items():
-            path = out_dir / name
-            write_text(path, text)  # never through a link planted at that name
-            written.append(path)
+    try:
+        drawn = {name: charts.draw(name, group, out_dir) for name, group in by_scenario(cells).items()}
+        ctx = ReportContext(meta, cells, rows, drawn, comparison)
+        written = [path for paths in drawn.values() for path in paths]
+        for exporter in exporters().values():
+            for name, text in exporter.report_files(ctx).items():
+                path = out_dir / name
+                write_text(path, text)  # never through a link planted at that name
+                written.append(path)
+    except OSError as exc:  # a full disk, a read-only folder: the report cannot be written (exit 74)
+        raise StoreError(f"cannot write the report into {out_dir}: {exc.strerror or exc}") from None
     return written
 
 
