@@ -307,8 +307,9 @@ def test_fuzzed_command_lines_are_one_line_exit_2(results):
     tried = 0
     for _ in range(1500):
         scenario = rng.choice(list(PARAMS))
-        flag = rng.choice(PARAMS[scenario] + OPTIONS + ["--server-cpus", "--client-cpus", "--loadgen"])
-        if flag in ("--server-cpus", "--client-cpus", "--loadgen") and scenario not in ("echo", "http"):
+        server_only = ["--server-cpus", "--client-cpus", "--loadgen", "--clients", "--hosts"]
+        flag = rng.choice(PARAMS[scenario] + OPTIONS + server_only)
+        if flag in server_only and scenario not in ("echo", "http"):
             continue
         value = rng.choice(HOSTILE) if rng.random() < 0.8 else bytes(rng.randrange(256) for _ in range(
             rng.randrange(1, 12))).decode("utf-8", "surrogateescape")
