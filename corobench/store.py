@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
+import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -19,7 +20,7 @@ from urllib.parse import quote
 
 from corobench.errors import StoreError, UsageError
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 # The schema as version 0 (the first corobench) made it; migrations take it from there.
 SCHEMA_V0 = """
@@ -95,10 +96,19 @@ def _v2_to_v3(db: sqlite3.Connection) -> None:
     db.execute("DROP TABLE live")
 
 
+def _v3_to_v4(db: sqlite3.Connection) -> None:
+    """Sessions get a name that is theirs everywhere (a bundle imported into another database keeps
+    it, and importing it twice finds it): a random uid, given to the sessions already stored too."""
+    db.execute("ALTER TABLE sessions ADD COLUMN uid TEXT")
+    for (sid,) in db.execute("SELECT id FROM sessions").fetchall():
+        db.execute("UPDATE sessions SET uid = ? WHERE id = ?", (uuid.uuid4().hex, sid))
+    db.execute("CREATE UNIQUE INDEX sessions_by_uid ON sessions(uid)")
+
+
 # MIGRATIONS[v] takes a database from version v to v + 1.
-MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_v0_to_v1, _v1_to_v2, _v2_to_v3]
+MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_v0_to_v1, _v1_to_v2, _v2_to_v3, _v3_to_v4]
 # What a database of SCHEMA_VERSION must have, checked on open: a file that lacks it is not ours.
-REQUIRED = {"sessions": {"id", "status", "command", "machine", "toolchains", "settings", "harness_token"},
+REQUIRED = {"sessions": {"id", "status", "command", "machine", "toolchains", "settings", "harness_token", "uid"},
             "runs": {"id", "session_id", "program", "scenario", "params", "params_key", "rep", "status", "metrics"}}
 assert len(MIGRATIONS) == SCHEMA_VERSION
 
@@ -162,6 +172,7 @@ class SessionRecord:
     settings: dict
     harness_token: str | None = None
     n_runs: int | None = None
+    uid: str | None = None  # the session's name everywhere (bundles keep it)
 
 
 BUSY_TIMEOUT_S = 30
@@ -183,7 +194,7 @@ def _session(row: sqlite3.Row) -> SessionRecord:
         command=row["command"], git_commit=row["git_commit"], machine=_json(row["machine"]),
         toolchains=_json(row["toolchains"]), settings=_json(row["settings"]),
         harness_token=row["harness_token"] if "harness_token" in keys else None,
-        n_runs=row["n_runs"] if "n_runs" in keys else None)
+        n_runs=row["n_runs"] if "n_runs" in keys else None, uid=row["uid"] if "uid" in keys else None)
 
 
 def _json(text: str | None, default=None):
@@ -322,10 +333,10 @@ class Store:
     def begin_session(self, command: str, git_commit: str | None, machine: dict, toolchains: dict, settings: dict,
                       harness_token: str | None = None) -> int:
         cur = self._write(
-            "INSERT INTO sessions (started_at, command, git_commit, machine, toolchains, settings, harness_token)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO sessions (started_at, command, git_commit, machine, toolchains, settings, harness_token, uid)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
             (_now(), storable(command), git_commit, _dumps(machine), _dumps(toolchains), _dumps(settings),
-             harness_token),
+             harness_token, uuid.uuid4().hex),
         )
         return int(cur.lastrowid)
 
@@ -402,3 +413,35 @@ def refuse_links(path: Path) -> None:
         if p.is_symlink():
             raise UsageError(f"{p} is a symbolic link: corobench does not follow links to its results "
                              "(use the real folder with --results)")
+
+
+# --------------------------------------------------------------------------- bundles (export/import)
+
+def session_by_uid(store: Store, uid: str) -> SessionRecord | None:
+    rows = store._read("SELECT * FROM sessions WHERE uid = ?", (uid,))
+    return _session(rows[0]) if rows else None
+
+
+def add_imported_session(store: Store, session: SessionRecord, runs: list[RunRow]) -> int:
+    """A session from a bundle, with its runs, in one transaction: under its own uid, status and
+    times, as it was stored where it ran. The caller checks first that the uid is new."""
+    try:
+        with store.db:
+            cur = store.db.execute(
+                "INSERT INTO sessions (started_at, finished_at, status, command, git_commit, machine, toolchains,"
+                " settings, uid) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (session.started_at, session.finished_at, session.status, storable(session.command),
+                 session.git_commit, _dumps(session.machine), _dumps(session.toolchains), _dumps(session.settings),
+                 session.uid))
+            new_id = int(cur.lastrowid)
+            for row in runs:
+                values = {k: getattr(row, k) for k in RUN_COLUMNS}
+                values.update(params_key=params_key(row.params), params=_dumps(row.params), argv=_dumps(row.argv),
+                              result=_dumps(row.result) if row.result is not None else None,
+                              metrics=_dumps(row.metrics) if row.metrics else None, session_id=new_id,
+                              started_at=row.started_at or session.started_at)
+                cols = ", ".join(values)
+                store.db.execute(f"INSERT INTO runs ({cols}) VALUES ({', '.join(':' + k for k in values)})", values)
+        return new_id
+    except sqlite3.Error as exc:
+        raise StoreError(f"cannot write to results database {store.path}: {exc}") from None
