@@ -288,8 +288,10 @@ def show(ctx: click.Context, what: str, which: str | None) -> None:
                    "[default: each scenario's headline].")
 @click.option("--format", "fmt", type=click.Choice(comparison_formats()), default=default_format(), show_default=True,
               help="How to print the comparison.")
+@click.option("--min-change", default="2%", show_default=True,
+              help="The smallest significant change called better or worse (smaller ones read ≈).")
 @click.pass_context
-def compare_cmd(ctx: click.Context, a: str, b: str, metrics: tuple[str, ...], fmt: str) -> None:
+def compare_cmd(ctx: click.Context, a: str, b: str, metrics: tuple[str, ...], fmt: str, min_change: str) -> None:
     """Compare two stored sessions cell by cell, B against A (ids, `latest` or `latest~N`).
 
     Per cell both medians with their CIs, the change and a Mann-Whitney U test at 5 % (`~`: not
@@ -301,7 +303,8 @@ def compare_cmd(ctx: click.Context, a: str, b: str, metrics: tuple[str, ...], fm
     with Store(database(ctx, "run a benchmark first")) as store:
         a_info, a_cells = cmp.load_session(store, a)
         b_info, b_cells = cmp.load_session(store, b)
-    exporters()[fmt].print_comparison(cmp.compare_cells(a_cells, b_cells, keys, a_info, b_info))
+    result = cmp.compare_cells(a_cells, b_cells, keys, a_info, b_info, validate.fraction("--min-change", min_change))
+    exporters()[fmt].print_comparison(result)
 
 
 @cli.command()

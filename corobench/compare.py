@@ -18,10 +18,9 @@ from corobench.errors import UsageError
 from corobench.export.format import with_spread
 from corobench.results import Cell, build_cells
 from corobench.scenarios import Metric, get_scenario
-from corobench.stats import Comparison, Summary, compare
+from corobench.stats import ALPHA, BELOW_MIN, MIN_CHANGE, TOO_FEW, Comparison, Summary, compare, significance_possible
 from corobench.store import Store, params_key
 
-ALPHA = 0.05
 TEST = "two-sided Mann-Whitney U test at 5 %"
 LATEST_BACK = re.compile(r"latest~([0-9]{1,6})")
 
@@ -84,7 +83,9 @@ class Line:
 
     @property
     def verdict(self) -> str:
-        """better / worse (B against A, in the metric's direction), ~ (not significant), or why no test."""
+        """better / worse (B against A, in the metric's direction, significant and at least the minimum
+        change), ~ (not significant), ≈ (significant, under the minimum), too few runs to test, or why
+        there is no test."""
         bad = [(side, cell.status.upper()) for side, cell in (("A", self.a_cell), ("B", self.b_cell))
                if cell.status != "ok"]
         if len(bad) == 2 and bad[0][1] == bad[1][1]:
@@ -93,10 +94,12 @@ class Line:
             return " and ".join(f"{status} in {side}" for side, status in bad)
         if self.test is None:
             return "no value"
+        if not self.test.testable:
+            return TOO_FEW
         if not self.test.significant:
             return "~"
-        if self.test.ratio == 1:
-            return "differs"  # distributions differ, medians equal: neither better nor worse
+        if not self.test.meaningful:
+            return BELOW_MIN  # real, but smaller than anything a reader should act on
         lower = self.test.ratio < 1
         return "better" if lower == (self.metric.better == "lower") else "worse"
 
@@ -154,6 +157,7 @@ class Result:
     totals: list[Total] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    min_change: float = MIN_CHANGE
 
     def groups(self) -> list[Group]:
         """Lines by scenario and metric, in report order."""
@@ -175,14 +179,6 @@ def cell_key(cell: Cell) -> tuple:
 
 def side_summary(cell: Cell, metric: Metric) -> Summary | None:
     return cell.summaries.get(metric.key) if cell.status == "ok" else None
-
-
-def significance_possible(n_a: int, n_b: int, alpha: float = ALPHA) -> bool:
-    """Can the test reach alpha at all? The smallest exact two-sided p is 2 / C(n_a + n_b, n_a)
-    (all of one side below all of the other): 0.10 for 3 + 3 runs, 0.029 for 4 + 4."""
-    if n_a < 3 or n_b < 3:  # stats.compare does not test below 3 values a side
-        return False
-    return 2 / math.comb(n_a + n_b, n_a) < alpha
 
 
 def chosen_metrics(scenarios: list[str], keys: list[str]) -> tuple[dict[str, list[Metric]], list[str]]:
@@ -215,12 +211,13 @@ def geomean(ratios: list[float]) -> float | None:
 
 
 def compare_cells(a_cells: list[Cell], b_cells: list[Cell], metric_keys: list[str] | tuple = (),
-                  a_info: dict | None = None, b_info: dict | None = None) -> Result:
-    """B against A over the cells both have; the rest listed as one-sided."""
+                  a_info: dict | None = None, b_info: dict | None = None, min_change: float = MIN_CHANGE) -> Result:
+    """B against A over the cells both have; the rest listed as one-sided. A difference is better or
+    worse when significant and at least `min_change` (a fraction)."""
     a_by = {cell_key(c): c for c in a_cells}
     b_by = {cell_key(c): c for c in b_cells}
     both = sorted((k for k in a_by if k in b_by), key=lambda k: _order(b_by[k]))
-    result = Result(a=a_info or {}, b=b_info or {})
+    result = Result(a=a_info or {}, b=b_info or {}, min_change=min_change)
     result.only_a = sorted((c for k, c in a_by.items() if k not in b_by), key=_order)
     result.only_b = sorted((c for k, c in b_by.items() if k not in a_by), key=_order)
     scenarios = sorted({k[0] for k in both}, key=lambda s: (get_scenario(s).report_order, s))
@@ -235,7 +232,7 @@ def compare_cells(a_cells: list[Cell], b_cells: list[Cell], metric_keys: list[st
                 test = None
                 if sa is not None and sb is not None:
                     va, vb = a_cell.values[metric.key], b_cell.values[metric.key]
-                    test = compare(vb, va, ALPHA)  # its ratio is median(B) / median(A)
+                    test = compare(vb, va, ALPHA, min_change)  # its ratio is median(B) / median(A)
                     if not significance_possible(len(va), len(vb)):
                         too_few.append((len(va), len(vb)))
                 lines.append(Line(a_cell, b_cell, metric, test))
@@ -248,9 +245,9 @@ def compare_cells(a_cells: list[Cell], b_cells: list[Cell], metric_keys: list[st
     if too_few:
         fewest = min(too_few, key=lambda n: min(n))
         result.warnings.append(
-            f"{len(too_few)} compared cell(s) have too few runs for any difference to be significant at 5 % "
+            f"{len(too_few)} compared cell(s) have too few runs for any difference to be tested at 5 % "
             f"(e.g. {fewest[0]} and {fewest[1]} runs; the test needs at least 4 runs a side, "
-            "better 5 or more: run with --reps 5)")
+            "better 5 or more: run with --reps 5); they read \"too few runs to test\", not \"no difference\"")
     return result
 
 
@@ -317,8 +314,8 @@ def summary_line(result: Result) -> str:
     text = "geometric mean of B/A: " + (", ".join(parts) if parts else "none (no cell with figures on both sides)")
     per_cell = len({(t.scenario) for t in result.totals}) == len(result.totals)  # one metric a scenario
     what = "compared cell(s)" if per_cell else "comparisons (cell and metric)"
-    text += (f"; {changed} of {compared} {what} changed significantly by a {TEST}: {better} better, "
-             f"{worse} worse")
+    text += (f"; {changed} of {compared} {what} changed (significant by a {TEST} and at least "
+             f"{result.min_change:.0%}): {better} better, {worse} worse")
     if not_compared:
         text += f"; {not_compared} not compared (FAILED, skipped or without a value)"
     return text
@@ -330,4 +327,4 @@ def session_text(info: dict) -> str:
 
 
 __all__ = ["Group", "Line", "Result", "Total", "compare_cells", "load_session", "resolve_session",
-           "significance_possible"]
+           "significance_possible", "TOO_FEW", "BELOW_MIN"]

@@ -7,6 +7,7 @@ FAILED with the first failure's reason.
 
 from __future__ import annotations
 
+import statistics
 from dataclasses import dataclass, field
 from typing import Sequence
 
@@ -93,12 +94,12 @@ def build_cells(rows: Sequence[RunRow]) -> list[Cell]:
                 unit = cell.metrics[0].unit
                 cell.warnings.append(CellWarning(f"outlier runs (modified z-score above {OUTLIER_Z:g})",
                                                  ", ".join(human(v, unit) for v in odd)))
-            timed = sorted(r["elapsed_ns"] for r in ok if r["elapsed_ns"])
-            if timed and timed[len(timed) // 2] < SHORT_NS:
+            timed = [r.elapsed_ns for r in ok if r.elapsed_ns]
+            if timed and statistics.median(timed) < SHORT_NS:  # the median: at 2 runs not the upper one
                 cell.too_short = True
                 cell.warnings.append(CellWarning(
                     f"the timed region lasted under {SHORT_NS / 1e6:g} ms: too short to compare runtimes by; raise the "
-                    "sizes", seconds(timed[len(timed) // 2] / 1e9)))
+                    "sizes", seconds(statistics.median(timed) / 1e9)))
             busy = [r for r in ok if (r["other_cpu_fraction"] or 0) > BUSY_FRACTION]
             if busy:
                 cell.warnings.append(CellWarning(

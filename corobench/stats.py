@@ -1,9 +1,17 @@
-"""Statistics of repeated measurements: centre, spread, confidence intervals, comparisons.
+"""Statistics of repeated measurements, and every rule about what they can say, in one place.
 
 The median is the headline (robust to the odd slow run on a shared machine); its 95 %
 confidence interval comes from order statistics (distribution-free, as benchstat does), the
-mean's from Student's t. Two programs are called different only when a Mann-Whitney U test
-says so at the 5 % level; otherwise the comparison says "~" (not significant).
+mean's from Student's t. The rules (README, "Reading the results"):
+
+- the interval shown is called what it is: a 95 % CI from MIN_RUNS_CI95 runs up, min–max below;
+- two sets of runs are compared by a two-sided Mann-Whitney U test at ALPHA; with too few runs
+  for the test to ever reach ALPHA (3 + 3: the smallest p is 0.10) the difference is "too few runs
+  to test", never "~", which a reader takes for "no difference";
+- a difference is better or worse only when it is significant AND at least MIN_CHANGE (2 % by
+  default, settable): a consistent +0.1 % is "≈", real but below anything a reader cares about;
+- outliers are flagged only from MIN_RUNS_OUTLIERS runs up (one run of three is no outlier);
+- checks on a cell's duration use the median of its runs.
 """
 
 from __future__ import annotations
@@ -91,8 +99,8 @@ def outliers(values: list[float]) -> list[float]:
     The median absolute deviation is robust to the outliers themselves, unlike the stdev; with
     a MAD of 0 (most values identical) nothing is called an outlier.
     """
-    if len(values) < 3:
-        return []
+    if len(values) < MIN_RUNS_OUTLIERS:
+        return []  # one run of three is no outlier: it is a third of what there is
     med, mad = median_and_mad(values)
     if mad == 0:
         return []
@@ -115,25 +123,68 @@ def robust_spread(values: list[float]) -> float | None:
     return 1.4826 * mad / abs(med) if med else None
 
 
+ALPHA = 0.05
+MIN_CHANGE = 0.02  # the default smallest change called better or worse (compare/report --min-change)
+MIN_RUNS_CI95 = 6  # below this the widest order-statistic pair, min–max, covers less than 95 %
+MIN_RUNS_OUTLIERS = 5
+TOO_FEW = "too few runs to test"
+BELOW_MIN = "≈"  # significant, but smaller than the minimum change
+
+
+def interval_name(ns) -> str:
+    """What a table's bracket is, for cells of these run counts."""
+    ns = list(ns)
+    return "95% CI" if ns and min(ns) >= MIN_RUNS_CI95 else "min–max"
+
+
+def significance_possible(n_a: int, n_b: int, alpha: float = ALPHA) -> bool:
+    """Can the test reach alpha at all? The smallest exact two-sided p is 2 / C(n_a + n_b, n_a)
+    (all of one side below all of the other): 0.10 for 3 + 3 runs, 0.029 for 4 + 4."""
+    if n_a < 3 or n_b < 3:  # compare() does not test below 3 values a side
+        return False
+    return 2 / math.comb(n_a + n_b, n_a) < alpha
+
+
 @dataclass(frozen=True)
 class Comparison:
     ratio: float  # median(a) / median(b)
     p_value: float | None
-    significant: bool
+    significant: bool  # the test found a difference at alpha
+    testable: bool = True  # enough runs that the test could find one at all
+    min_change: float = MIN_CHANGE
+
+    @property
+    def meaningful(self) -> bool:
+        """Significant, and at least the minimum change: what may be called better or worse."""
+        return self.significant and math.isfinite(self.ratio) and abs(self.ratio - 1) >= self.min_change
+
+    @property
+    def mark(self) -> str:
+        """"" (a real difference), "~" (not significant), "≈" (under the minimum), or too few runs."""
+        if not self.testable:
+            return TOO_FEW
+        if not self.significant:
+            return "~"
+        return "" if self.meaningful else BELOW_MIN
 
     def describe(self) -> str:
-        """×ratio, with "~" when the difference is not significant (benchstat's mark)."""
-        return f"×{self.ratio:.2f}" if self.significant else f"×{self.ratio:.2f} ~"
+        """×ratio and its mark: ×2.00, ×1.01 ~, ×1.001 ≈, ×12.36 (too few runs to test)."""
+        digits = 3 if abs(self.ratio - 1) < 0.01 else 2
+        mark = self.mark
+        if mark == TOO_FEW:
+            return f"×{self.ratio:.{digits}f} ({TOO_FEW})"
+        return f"×{self.ratio:.{digits}f}" + (f" {mark}" if mark else "")
 
 
-def compare(a: list[float], b: list[float], alpha: float = 0.05) -> Comparison:
+def compare(a: list[float], b: list[float], alpha: float = ALPHA, min_change: float = MIN_CHANGE) -> Comparison:
     """Is a different from b? Mann-Whitney U, two-sided; needs at least 3 values each side."""
     ratio = statistics.median(a) / statistics.median(b) if statistics.median(b) else math.inf
+    testable = significance_possible(len(a), len(b), alpha)
     if len(a) < 3 or len(b) < 3:
-        return Comparison(ratio, None, False)
+        return Comparison(ratio, None, False, testable, min_change)
     if len(set(a) | set(b)) == 1:
-        return Comparison(ratio, 1.0, False)
+        return Comparison(ratio, 1.0, False, testable, min_change)
     from scipy import stats as sps  # a test statistic: the one place that needs scipy
 
     p = float(sps.mannwhitneyu(a, b, alternative="two-sided").pvalue)
-    return Comparison(ratio, p, p < alpha)
+    return Comparison(ratio, p, p < alpha, testable, min_change)

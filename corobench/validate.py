@@ -133,3 +133,16 @@ def folder_path(path: Path, name: str) -> Path:
         raise UsageError(f"{name}: the path has bytes that are not UTF-8 text") from None
     except (RuntimeError, OSError) as exc:
         raise UsageError(f"{name} {str(path)[:80]}: {getattr(exc, 'strerror', None) or exc}") from None
+
+
+def fraction(name: str, value: object) -> float:
+    """A change like 2%, 0.5% or 0.02 as a fraction in [0, 1)."""
+    text = str(value).strip()
+    percent = text.endswith("%")
+    number = text[:-1].strip() if percent else text
+    if not DECIMAL.fullmatch(number):
+        raise UsageError(f"{name} takes a change like 2% or 0.02, not {text[:40]!r}")
+    result = float(number) / (100 if percent else 1)
+    if not 0 <= result < 1:
+        raise UsageError(f"{name} must be from 0% to under 100%, not {text[:40]}")
+    return result

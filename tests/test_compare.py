@@ -111,13 +111,13 @@ def test_no_change_is_not_significant(sessions):
     assert doc["warnings"] == [] and doc["only_a"] == [] and doc["only_b"] == []
     table = corobench("compare", "1", "3", results=sessions).stdout
     assert any("fake-good" in r and "~" in r and "p=1.000" in r for r in table.splitlines())
-    assert "0 of 4 compared cell(s) changed significantly" in " ".join(table.split())
+    assert "0 of 4 compared cell(s) changed (significant" in " ".join(table.split())
 
 
 def test_too_few_runs_are_warned_about(sessions):
     doc = compare_json(sessions, "1", "latest")  # session 4: 2 runs a cell
     good = line(doc, "fake-good", 2)
-    assert good["verdict"] == "~" and good["p_value"] is None
+    assert good["verdict"] == "too few runs to test" and good["p_value"] is None  # never "~" where no test could tell
     [warning] = doc["warnings"]
     assert "too few runs" in warning and "4 and 2 runs" in warning
     table = corobench("compare", "1", "4", results=sessions).stdout
@@ -205,7 +205,7 @@ def test_overlapping_values_are_not_significant_and_direction_follows_the_metric
     assert p.verdict == "~" and p.test.p_value > 0.05 and p.change == pytest.approx(12.5 / 12 - 1)
     assert q.verdict == "better" and q.significant  # peak RSS: lower is better
     assert result.totals[0].geomean == pytest.approx(((12.5 / 12) * (5.2 / 12)) ** 0.5)
-    assert "1 of 2 compared cell(s) changed significantly" in cmp.summary_line(result)
+    assert "1 of 2 compared cell(s) changed (significant" in cmp.summary_line(result)
 
 
 def test_a_failed_side_is_never_a_number():
@@ -214,3 +214,32 @@ def test_a_failed_side_is_never_a_number():
     assert ln.verdict == "FAILED in B" and ln.test is None and cmp.change_text(ln) == "—"
     assert cmp.side_text(ln.b_cell, ln.metric) == "FAILED"
     assert result.totals[0].not_compared == 1 and result.totals[0].geomean is None
+
+
+def test_at_three_runs_a_side_a_large_difference_is_too_few_runs_to_test_not_no_difference():
+    # the 12x memory difference of the issue, ranges far apart: 3 + 3 runs cannot reach 5 %
+    result = cmp.compare_cells([cell("p", [100, 101, 102])], [cell("p", [1200, 1230, 1260])])
+    [ln] = result.lines
+    assert ln.verdict == "too few runs to test" and "~" not in ln.verdict
+    assert not ln.test.testable and ln.change == pytest.approx(1230 / 101 - 1)
+
+
+def test_a_significant_change_below_the_minimum_is_not_called_worse():
+    # +0.1 %, consistent over 10 runs a side: significant, and far below anything a reader cares about
+    a = [1000.0 + i * 0.01 for i in range(10)]
+    b = [v * 1.001 for v in a]
+    result = cmp.compare_cells([cell("p", a)], [cell("p", b)])
+    [ln] = result.lines
+    assert ln.significant and ln.verdict == "≈" and result.totals[0].worse == 0
+    strict = cmp.compare_cells([cell("p", a)], [cell("p", b)], min_change=0.0005)
+    assert strict.lines[0].verdict == "worse"  # with a smaller minimum, it is a change
+    big = cmp.compare_cells([cell("p", a)], [cell("p", [v * 1.05 for v in a])])
+    assert big.lines[0].verdict == "worse"
+
+
+def test_min_change_is_an_option_with_one_line_errors(sessions):
+    ok = corobench("compare", "1", "3", "--min-change", "5%", results=sessions)
+    assert ok.returncode == 0 and "at least 5%" in " ".join(ok.stdout.split())
+    for bad in ("-1%", "100%", "two", "1e9"):
+        proc = corobench("compare", "1", "3", "--min-change", bad, results=sessions)
+        assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1, (bad, proc.stderr)

@@ -115,3 +115,26 @@ def test_exec_runs_a_program_as_the_harness_does(results):
     assert real.returncode == 0 and json.loads(real.stdout)["checksum"] == 4 * 5 * 10
     bad = corobench("exec", "fake-good", "chain", "-w", "0", results=results, impls=FAKES)
     assert bad.returncode == 2 and "workers must be at least 1" in bad.stderr
+
+
+def test_at_three_runs_no_table_claims_a_95_percent_interval(results):
+    proc = corobench("run", "chain", "-w", "2", "-e", "3", "--reps", "3", "--impl", "fake-good,fake-liar",
+                     "--format", "md", results=results, impls=FAKES)
+    assert proc.returncode == 0, proc.stderr
+    assert "median [min–max]" in proc.stdout and "95% CI]" not in proc.stdout
+    rows = [ln for ln in proc.stdout.splitlines() if ln.startswith("| fake-")]
+    assert len(rows) == 2 and any("(too few runs to test)" in r for r in rows) and not any(" ~ " in r for r in rows)
+
+
+def test_the_too_short_check_looks_at_the_median_run():
+    from corobench.results import build_cells
+    from corobench.store import RunRow
+
+    def row(rep: int, ns: int) -> RunRow:
+        return RunRow(program="x", impl_id="x", variant=None, scenario="chain",
+                      params={"workers": 2, "events": 3, "queue": 1, "etype": "int", "esize": 1}, threads=None,
+                      cpus=None, rep=rep, status="ok", argv=["x"], elapsed_ns=ns, wall_ns=ns, user_s=0.0, sys_s=0.0,
+                      reported_threads=1)
+
+    (cell,) = build_cells([row(1, 3_420_000), row(2, 5_000_000)])  # median 4.21 ms, the upper run 5 ms
+    assert cell.too_short and any("under 5 ms" in w for w in cell.warnings)

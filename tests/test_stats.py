@@ -83,3 +83,18 @@ def test_seconds_read_like_people_write_them(value, text):
 def test_the_mean_ci_of_a_positive_quantity_stays_positive():
     s = summarize([0.001, 0.001, 0.5])
     assert s.mean_ci[0] >= 0
+
+
+def test_outliers_need_five_runs_and_intervals_say_what_they_are():
+    from corobench.stats import interval_name, outliers
+
+    assert outliers([1.0, 1.0, 9.0]) == []  # one run of three is a third of the data, not an outlier
+    assert outliers([1.0, 1.01, 0.99, 1.0, 9.0]) == [9.0]
+    assert interval_name([3, 5]) == "min–max" and interval_name([6, 10]) == "95% CI"
+
+
+def test_describe_marks_each_case():
+    from corobench.stats import compare
+
+    assert compare([1, 2, 3], [10, 11, 12]).describe().endswith("(too few runs to test)")
+    assert compare([1.0, 1.1, 0.9, 1.0, 1.05], [1.0, 1.02, 0.95, 1.01, 1.1]).describe().endswith("~")

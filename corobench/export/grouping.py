@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 from corobench.export.format import header, human, status_text, with_spread
 from corobench.results import Cell
-from corobench.stats import Comparison, compare
+from corobench.stats import TOO_FEW, Comparison, compare, interval_name, significance_possible
 
 
 def groups(cells: list[Cell]) -> list[tuple[str, list[Cell]]]:
@@ -18,7 +18,7 @@ def groups(cells: list[Cell]) -> list[tuple[str, list[Cell]]]:
     return list(out.items())
 
 
-def ranked(cells: list[Cell]) -> list[tuple[Cell, Comparison | None]]:
+def ranked(cells: list[Cell], min_change: float | None = None) -> list[tuple[Cell, Comparison | None]]:
     """Best first by the headline median, each compared with the best; failed cells last."""
     ok = [c for c in cells if c.status == "ok" and c.headline() is not None]
     rest = [c for c in cells if c not in ok]
@@ -30,13 +30,11 @@ def ranked(cells: list[Cell]) -> list[tuple[Cell, Comparison | None]]:
     best = ok[0].values[metric.key]
     out: list[tuple[Cell, Comparison | None]] = []
     for c in ok:
-        cmp = None if c is ok[0] else compare(best, c.values[metric.key]) if higher else \
-            compare(c.values[metric.key], best)
+        kw = {} if min_change is None else {"min_change": min_change}
+        cmp = None if c is ok[0] else compare(best, c.values[metric.key], **kw) if higher else \
+            compare(c.values[metric.key], best, **kw)
         out.append((c, cmp))
     return out + [(c, None) for c in rest]
-
-
-MIN_RUNS_SIGNIFICANT = 4  # Mann-Whitney at 5 %, two-sided: fewer runs per side can never be significant
 
 
 @dataclass
@@ -58,7 +56,9 @@ def tabulate(scenario: str, label: str, group: list[Cell], metric_count: int | N
     metrics = group[0].metrics
     others = metrics[1:] if metric_count is None else metrics[1:1 + metric_count]
     head = metrics[0]
-    columns = ["program", header(head.label, head.unit) + (" median [95% CI]" if ci_in_header else ""), "vs best"]
+    counts = [c.headline().n for c in group if c.status == "ok" and c.headline() is not None]
+    columns = ["program", header(head.label, head.unit) + (f" median [{interval_name(counts)}]" if ci_in_header else ""),
+               "vs best"]
     columns += [header(m.label, m.unit) for m in others] + ["runs"]
     data = TableData(f"{scenario}: {label}", columns, [])
     for cell, cmp in ranked(group):
@@ -74,9 +74,9 @@ def tabulate(scenario: str, label: str, group: list[Cell], metric_count: int | N
     if warnings:  # each kind of warning once per table, naming the programs it applies to
         data.notes += scenario_warnings(group)
     ok = [c for c in group if c.status == "ok" and c.headline() is not None]
-    if len(ok) > 1 and min(c.headline().n for c in ok) < MIN_RUNS_SIGNIFICANT:
-        data.notes.append(f"with fewer than {MIN_RUNS_SIGNIFICANT} runs per program no difference can be significant "
-                          "at 5 % (every ratio reads ~): use --reps 5 or more to compare")
+    if len(ok) > 1 and not significance_possible(min(counts), min(counts)):
+        data.notes.append(f"with {min(counts)} runs per program no difference can reach significance at 5 % (the ratios "
+                          f"read \"{TOO_FEW}\", which is not \"no difference\"): use --reps 5 or more to compare")
     return data
 
 

@@ -13,10 +13,12 @@ from corobench.results import Cell, by_scenario
 from corobench.verify import clean_text
 
 LEGEND = ("Medians of the measured repetitions; the bracket is the median's 95 % confidence interval from "
-          "order statistics (with fewer than 6 runs it is min–max and covers less than 95 %). \"vs best\": how "
-          "many times worse than the best program (×2.00: the best is twice as fast, or needs half the memory); "
-          "~ marks a difference a Mann-Whitney U test does not find significant at 5 %. FAILED cells did not pass "
-          "verification and carry no figure.")
+          "order statistics where a cell has 6 runs or more, and min–max below that (the header says which). "
+          "\"vs best\": how many times worse than the best program (×2.00: the best is twice as fast, or needs "
+          "half the memory), by a two-sided Mann-Whitney U test at 5 %: ~ not significant; ≈ significant but under "
+          "the 2 % that is called a difference; \"too few runs to test\" where the runs cannot reach 5 % at all "
+          "(3 + 3 runs), which is not \"no difference\". FAILED cells did not pass verification and carry no "
+          "figure.")
 
 
 def cell_text(text: str) -> str:
@@ -54,8 +56,10 @@ def to_markdown(cells: list[Cell]) -> str:
 
 
 def comparison_markdown(result: Result, heading: str = "###") -> str:
-    out = [f"A = {session_text(result.a)}, B = {session_text(result.b)}. Change is B against A; "
-           f"significance: a {TEST}, `~` when not significant. FAILED cells carry no figure.\n",
+    out = [f"A = {session_text(result.a)}, B = {session_text(result.b)}. Change is B against A; better or "
+           f"worse: significant by a {TEST} and at least {result.min_change:.0%}; `~` not significant, `≈` "
+           f"significant but under {result.min_change:.0%}, \"too few runs to test\" where the runs cannot reach 5 %. "
+           "FAILED cells carry no figure.\n",
            f"**{summary_line(result)}**\n"]
     out += [f"- warning: {w}" for w in result.warnings] + [f"- note: {n}" for n in result.notes]
     if result.warnings or result.notes:

@@ -14,6 +14,7 @@ from corobench.compare import Result
 from corobench.export.base import Exporter
 from corobench.export.grouping import groups, tabulate
 from corobench.results import Cell, by_scenario
+from corobench.stats import interval_name
 from corobench.verify import clean_text
 
 TERMINAL_METRICS = 3  # beyond the headline: the rest are in `--format md/csv/json` and the report
@@ -44,8 +45,10 @@ def fitting(data, width: int):
 def print_table(cells: list[Cell], console: Console | None = None) -> None:
     console = console or out_console()
     if cells:
-        console.print("Medians [95% CI]; vs best: ×2.00 = twice as slow (or big) as the best, ~ = not significant "
-                      "(Mann-Whitney, 5 %). Every metric: --format md, csv or json.", highlight=False, soft_wrap=True)
+        runs = [c.headline().n for c in cells if c.status == "ok" and c.headline() is not None]
+        console.print(f"Medians [{interval_name(runs)}]; vs best: ×2.00 = twice as slow (or big) as the best; ~ not "
+                      "significant, ≈ under 2 % (Mann-Whitney, 5 %). Every metric: --format md, csv or json.",
+                      highlight=False, soft_wrap=True)
     for scenario, scenario_cells in by_scenario(cells).items():
         for label, group in groups(scenario_cells):
             data = tabulate(scenario, label, group, TERMINAL_METRICS, ci_in_header=False)

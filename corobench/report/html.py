@@ -111,7 +111,7 @@ def results_tables(scenario: str, cells: list[Cell]) -> list[dict]:
 
 def comparison_view(result: cmp.Result) -> dict:
     """The `compare` tables, one per scenario and metric."""
-    verdict_class = {"better": "better", "worse": "worse", "~": "same"}
+    verdict_class = {"better": "better", "worse": "worse", "~": "same", "≈": "same", "too few runs to test": "same"}
     tables = []
     for group in result.groups():
         metric = group.metric
