@@ -102,25 +102,16 @@ class Runner:
                     active.remove(program)
 
 
-def planned_runs(jobs: list[Job], reps_default: int) -> int:
-    """Runs the progress bar counts: one verification run and the repetitions per available program."""
-    total = 0
-    for job in jobs:
-        n = len([p for p in job.programs if p.name not in job.unavailable])
-        total += n * (job.benchmark.reps or reps_default) + n
-    return total
-
-
-def log_line(row: RunRow) -> str:
-    head = f"{row.program:<26} {row.scenario} {' '.join(f'{k}={v}' for k, v in row.params.items())}"
-    if row.rep == 0:
-        head += " [verify]"
-    else:
-        head += f" rep {row.rep}"
+def log_line(row: RunRow, outcome: str | None = None) -> str:
+    """One run as the log shows it: who, what, which repetition, and what came of it."""
+    head = f"{row.program:<26} {row.scenario} {' '.join(f'{k}={v}' for k, v in row.params.items() if v != 0)}"
+    head += " [verify]" if row.rep == 0 else f" rep {row.rep}"
+    if outcome is not None:
+        return f"{head}: {outcome}"
     if row.status == "ok":
         return f"{head}: ok, {row.elapsed_ns / 1e9:.3f} s" if row.elapsed_ns else f"{head}: ok"
     return f"{head}: {row.status.upper()}: {row.reason}"
 
 
-def print_log(row: RunRow) -> None:
-    print(log_line(row), file=sys.stderr, flush=True)
+def print_log(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)

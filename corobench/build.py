@@ -1,8 +1,9 @@
 """Incremental builds: run a manifest's build command when its inputs changed, keep the log.
 
-The build state (a fingerprint of the inputs per implementation and whether the last build
-worked) lives in <results>/build-state.json so that `list` can say "build failed" and `run`
-skips an unchanged build in milliseconds.
+The build state (a fingerprint of the inputs per implementation folder and whether the last
+build worked) is kept with the builds, in the checkout's `.cache/builds/` (COROBENCH_BUILD_STATE
+moves it), not with any results folder: a new `--results` folder rebuilds nothing. `list` reads it
+to say "build failed"; `run` skips an unchanged build in milliseconds.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from pathlib import Path
 from corobench.discover import SKIP_DIRS
 from corobench.files import locked, replacing, write_text
 from corobench.manifest import Manifest
+from corobench.paths import PROJECT_ROOT
 
 BUILD_TIMEOUT_S = 1800
 
@@ -51,13 +53,28 @@ def fingerprint(manifest: Manifest) -> str:
     return digest.hexdigest()
 
 
-class BuildState:
-    """results/build-state.json, shared by concurrent corobench commands: each update re-reads the
-    file under a lock and replaces it atomically, so no command's entry is lost."""
+def state_dir() -> Path:
+    return Path(os.environ.get("COROBENCH_BUILD_STATE") or PROJECT_ROOT / ".cache" / "builds")
 
-    def __init__(self, results_dir: Path):
-        self.path = results_dir / "build-state.json"
-        self.log_dir = results_dir / "build-logs"
+
+def entry_key(manifest: Manifest) -> str:
+    """Builds are per implementation folder: two checkouts' `go` are two builds."""
+    return f"{manifest.id}@{manifest.folder.resolve()}"
+
+
+def log_name(manifest: Manifest) -> str:
+    digest = hashlib.sha256(str(manifest.folder.resolve()).encode()).hexdigest()[:8]
+    return f"{manifest.id}-{digest}.log"
+
+
+class BuildState:
+    """build-state.json, shared by concurrent corobench commands: each update re-reads the file
+    under a lock and replaces it atomically, so no command's entry is lost."""
+
+    def __init__(self, folder: Path | None = None):
+        folder = folder or state_dir()
+        self.path = folder / "build-state.json"
+        self.log_dir = folder / "logs"
         self.data: dict[str, dict] = self._read()
 
     def _read(self) -> dict[str, dict]:
@@ -67,15 +84,15 @@ class BuildState:
             return {}
         return data if isinstance(data, dict) else {}
 
-    def get(self, impl_id: str) -> dict | None:
-        entry = self.data.get(impl_id)
+    def get(self, manifest: Manifest) -> dict | None:
+        entry = self.data.get(entry_key(manifest))
         return entry if isinstance(entry, dict) else None
 
-    def put(self, impl_id: str, entry: dict) -> None:
+    def put(self, manifest: Manifest, entry: dict) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         with locked(self.path.with_name("build-state.lock")):
             self.data = self._read()
-            self.data[impl_id] = entry
+            self.data[entry_key(manifest)] = entry
             write_text(self.path, json.dumps(self.data, indent=2, sort_keys=True))
 
     def refresh(self) -> None:
@@ -89,7 +106,7 @@ def outputs_present(manifest: Manifest) -> bool:
 def is_up_to_date(manifest: Manifest, state: BuildState) -> bool:
     if not manifest.build:
         return True
-    entry = state.get(manifest.id)
+    entry = state.get(manifest)
     return bool(entry and entry.get("ok") and entry.get("fingerprint") == fingerprint(manifest)
                 and outputs_present(manifest))
 
@@ -98,18 +115,18 @@ def build(manifest: Manifest, state: BuildState, force: bool = False) -> BuildRe
     if not manifest.build:
         return BuildResult(manifest.id, True, True, 0.0, None)
     if not force and is_up_to_date(manifest, state):
-        return BuildResult(manifest.id, True, True, 0.0, state.log_dir / f"{manifest.id}.log")
+        return BuildResult(manifest.id, True, True, 0.0, state.log_dir / log_name(manifest))
     state.log_dir.mkdir(parents=True, exist_ok=True)
     # one build of an implementation at a time, across processes; whoever waited finds it built
-    with locked(state.log_dir / f".{manifest.id}.lock"):
+    with locked(state.log_dir / f".{log_name(manifest)}.lock"):
         state.refresh()
         if not force and is_up_to_date(manifest, state):
-            return BuildResult(manifest.id, True, True, 0.0, state.log_dir / f"{manifest.id}.log")
+            return BuildResult(manifest.id, True, True, 0.0, state.log_dir / log_name(manifest))
         return _build(manifest, state)
 
 
 def _build(manifest: Manifest, state: BuildState) -> BuildResult:
-    log = state.log_dir / f"{manifest.id}.log"
+    log = state.log_dir / log_name(manifest)
     started = time.monotonic()
     error = ""
     with replacing(log) as out:
@@ -131,7 +148,7 @@ def _build(manifest: Manifest, state: BuildState) -> BuildResult:
         error = f"build produced no {', '.join(missing)}"
     seconds = time.monotonic() - started
     ok = not error
-    state.put(manifest.id, {
+    state.put(manifest, {
         "ok": ok, "fingerprint": fingerprint(manifest) if ok else "", "error": error,
         "log": str(log), "seconds": round(seconds, 1), "when": time.strftime("%Y-%m-%dT%H:%M:%S"),
     })

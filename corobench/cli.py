@@ -14,6 +14,7 @@ from rich.console import Console
 from rich.table import Table
 
 from corobench import validate
+from corobench.cli_support import accept_global_options, all_commands, complete_programs, complete_sessions, hosts
 from corobench.crash import write_crash_log
 from corobench.errors import EXIT_BAD_INPUT, EXIT_HARNESS_BUG, EXIT_STORE_FAILED, Interrupted, StoreError, UsageError
 from corobench.export import comparison_formats, default_format, exporters, session_formats
@@ -127,13 +128,13 @@ def build_cmd(ctx: click.Context, impls: tuple[str, ...], force: bool) -> None:
 
 # --------------------------------------------------------------------------- run
 
-RUN_OPTIONS = ("impls", "reps", "threads", "warmup", "cpus", "timeout", "fmt", "no_build", "no_cgroup")
+RUN_OPTIONS = ("impls", "reps", "threads", "warmup", "cpus", "timeout", "fmt", "no_build", "no_cgroup", "dry_run")
 
 
 def run_options(f):
     """Options shared by `run --suite` and every `run <scenario>` (checked by corobench/validate.py)."""
     options = [
-        click.option("--impl", "impls", multiple=True,
+        click.option("--impl", "impls", multiple=True, shell_complete=complete_programs,
                      help="Programs to run: ids or id:variant, comma-separated [default: all]."),
         click.option("--reps", default=None, help="Measured repetitions per program [default: 5]."),
         click.option("--threads", default=None,
@@ -149,6 +150,7 @@ def run_options(f):
                           + "; ".join(f"{n}: {exporters()[n].help}" for n in session_formats()) + "."),
         click.option("--no-build", is_flag=True, help="Do not build before running."),
         click.option("--no-cgroup", is_flag=True, help="Do not measure through a memory cgroup."),
+        click.option("--dry-run", is_flag=True, help="Print the plan and its time estimate; build and run nothing."),
     ]
     for option in reversed(options):
         f = option(f)
@@ -162,6 +164,9 @@ def explicit(ctx: click.Context, names) -> dict:
 
 def run_and_print(ctx: click.Context, benchmarks: list[Benchmark], fmt: str, **request) -> None:
     outcome = execute(results_dir(ctx), Request(benchmarks, **request))
+    if isinstance(outcome, str):  # --dry-run: the plan
+        click.echo(outcome)
+        return
     if outcome.status != "finished":
         err.print(f"{outcome.status}: the {len(outcome.runs)} runs that finished are stored in session "
                   f"{outcome.session_id}", highlight=False)
@@ -218,7 +223,11 @@ def scenario_command(scenario: Scenario):
     command.__doc__ = f"{scenario.summary}.\n\n{scenario.examples}" if scenario.examples else scenario.summary
     for p in reversed(scenario.params):
         flags = [f for f in (p.short, p.long) if f]
-        command = click.option(*flags, p.name, default=str(p.default), show_default=True, help=p.help)(command)
+        choices = [*p.choices, "all"] if p.choices else None
+        complete = (lambda c, prm, inc, names=choices: [n for n in names if n.startswith(inc.rpartition(",")[2])]) \
+            if choices else None
+        command = click.option(*flags, p.name, default=str(p.default), show_default=True, help=p.help,
+                               shell_complete=complete)(command)
     for option in reversed(kind.cli_options()):
         command = click.option(*option.flags, option.name, default=option.default, help=option.help)(command)
     command = run_options(command)
@@ -232,7 +241,7 @@ for _scenario in SCENARIOS.values():
 # --------------------------------------------------------------------------- report, exec, show, compare, sessions
 
 @cli.command()
-@click.argument("session", default="latest")
+@click.argument("session", default="latest", shell_complete=complete_sessions)
 @click.option("--out", "out_dir", type=click.Path(path_type=Path), default=Path("report"), show_default=True,
               help="Folder for results.csv, report.md and the charts.")
 @click.option("--baseline", default=None,
@@ -248,7 +257,7 @@ def report(ctx: click.Context, session: str, out_dir: Path, baseline: str | None
 
 
 @cli.command("exec", context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
-@click.argument("impl")
+@click.argument("impl", shell_complete=complete_programs)
 @click.argument("scenario_name", metavar="SCENARIO")
 @click.argument("args", nargs=-1, type=click.UNPROCESSED)
 @click.pass_context
@@ -256,7 +265,8 @@ def exec_cmd(ctx: click.Context, impl: str, scenario_name: str, args: tuple[str,
     """Run one program exactly as the harness would (cwd, environment, argv), output on the terminal.
 
     IMPL is an id or id:variant; the flags are the scenario's (`corobench run SCENARIO --help`), plus
-    --threads, --warmup, --cpus, --dry-run (print the command only) and --no-build.
+    --threads, --warmup, --cpus, --dry-run (print the command only) and --build (build it first; by
+    default exec runs what is built, and says so when it is not).
     """
     from corobench.execprog import exec_program
 
@@ -281,8 +291,8 @@ def show(ctx: click.Context, what: str, which: str | None) -> None:
 
 
 @cli.command("compare")
-@click.argument("a")
-@click.argument("b")
+@click.argument("a", shell_complete=complete_sessions)
+@click.argument("b", shell_complete=complete_sessions)
 @click.option("--metric", "metrics", multiple=True,
               help="Metric key(s) to compare, e.g. rss_mib or cpu_s; repeat or comma-separate "
                    "[default: each scenario's headline].")
@@ -320,21 +330,12 @@ def sessions(ctx: click.Context) -> None:
     out_console().print(table)
 
 
-@cli.group()
-def hosts() -> None:
-    """Client hosts of server runs (hosts files: README, Running across machines)."""
+cli.add_command(hosts)
 
 
-@hosts.command("check")
-@click.argument("file", type=click.Path(path_type=Path))
-@click.pass_context
-def hosts_check(ctx: click.Context, file: Path) -> None:
-    """Reach each client host: its machine, round trip, clock offset and load generator."""
-    from corobench.hostcheck import check_hosts
-    from corobench.loadgens.corobench_load import binary, manifest
-
-    build_all(results_dir(ctx), None, manifests=[manifest()])
-    ctx.exit(check_hosts(file, binary()))
+for _command in all_commands(cli):
+    if _command.name != "exec":  # exec passes its flags to the program
+        accept_global_options(_command, recover, RESULTS_FOR_CRASH_LOGS)
 
 
 # --------------------------------------------------------------------------- the entry point

@@ -138,13 +138,16 @@ def toolchain_version(manifest: Manifest) -> str:
     return text.splitlines()[0].strip() if text else "unknown"
 
 
-def runtime_settings(manifest: Manifest) -> str | None:
-    """The first line of the manifest's `info` command (GC, heap, pools), or None."""
+def runtime_settings(manifest: Manifest, cpus: set[int] | None = None) -> str | None:
+    """The first line of the manifest's `info` command (GC, heap, pools), or None; run pinned to the
+    CPUs its runs get, so that what it reports (GOMAXPROCS, worker threads, heap sizing) is what
+    those runs saw, not what an unpinned process would."""
     if not manifest.info:
         return None
     try:
         proc = subprocess.run(manifest.resolve(manifest.info), cwd=manifest.folder, capture_output=True,
-                              text=True, timeout=60, env={**os.environ, **manifest.env})
+                              text=True, timeout=60, env={**os.environ, **manifest.env},
+                              preexec_fn=(lambda: os.sched_setaffinity(0, cpus)) if cpus else None)
     except (OSError, subprocess.TimeoutExpired) as exc:
         return f"unknown ({exc.__class__.__name__})"
     text = proc.stdout.strip() or proc.stderr.strip()

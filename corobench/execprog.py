@@ -11,6 +11,7 @@ from pathlib import Path
 import click
 from rich.console import Console
 
+from corobench import build as builder
 from corobench import validate
 from corobench.discover import discover, select_programs
 from corobench.errors import UsageError
@@ -26,7 +27,7 @@ def exec_program(ctx: click.Context, results: Path, impl: str, scenario_name: st
     parser = click.Command("exec", params=[
         *(click.Option([f for f in (p.short, p.long) if f], p.name, default=str(p.default)) for p in scenario.params),
         click.Option(["--threads"], "threads"), click.Option(["--warmup"], "warmup"), click.Option(["--cpus"], "cpus"),
-        click.Option(["--dry-run"], "dry_run", is_flag=True), click.Option(["--no-build"], "no_build", is_flag=True),
+        click.Option(["--dry-run"], "dry_run", is_flag=True), click.Option(["--build"], "build", is_flag=True),
     ])
     with parser.make_context(f"corobench exec {impl} {scenario_name}", list(args), parent=ctx) as sub:
         given = dict(sub.params)
@@ -38,10 +39,13 @@ def exec_program(ctx: click.Context, results: Path, impl: str, scenario_name: st
     cpus = validate.cpu_list(given["cpus"]) if given["cpus"] else None
     threads = validate.threads(given["threads"]) if given["threads"] is not None else None
     warmup = validate.warmup(given["warmup"]) if given["warmup"] is not None else None
-    if not given["no_build"] and not given["dry_run"]:
+    if given["build"] and not given["dry_run"]:
         broken = build_all(results, [program.manifest.id])
         if program.manifest.id in broken:
             raise UsageError(f"{program.manifest.id} cannot run: {broken[program.manifest.id]}")
+    elif program.manifest.build and not builder.is_up_to_date(program.manifest, builder.BuildState()):
+        err.print(f"note: {program.manifest.id} is not built as its sources are now (`corobench build --impl "
+                  f"{program.manifest.id}`, or exec --build)", highlight=False)
     if threads is not None and program.manifest.threads.mode == "none":
         raise UsageError(f"{program.manifest.id} has no worker-thread setting: --threads does not apply")
     argv, env = command_for(program, scenario, params, effective_threads(program, threads, cpus), warmup)

@@ -14,7 +14,7 @@ from corobench.verify import clean_text
 
 
 def print_listing(results: Path, tools: list) -> None:
-    state = builder.BuildState(results)
+    state = builder.BuildState()
     table = Table(title="implementations (scenarios: yes, or the variants)")
     table.add_column("id", no_wrap=True)  # the names a user types: never cut
     table.add_column("language / runtime")
@@ -26,7 +26,7 @@ def print_listing(results: Path, tools: list) -> None:
 
     def status_of(m) -> str:
         reason = unavailable_reason(m)
-        entry = state.get(m.id)
+        entry = state.get(m)
         if reason:
             details.append(f"{m.id}: cannot run: {reason}")
             return "[yellow]cannot run[/]"

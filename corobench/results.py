@@ -100,11 +100,12 @@ def build_cells(rows: Sequence[RunRow]) -> list[Cell]:
                 cell.warnings.append(CellWarning(
                     f"the timed region lasted under {SHORT_NS / 1e6:g} ms: too short to compare runtimes by; raise the "
                     "sizes", seconds(statistics.median(timed) / 1e9)))
-            busy = [r for r in ok if (r["other_cpu_fraction"] or 0) > BUSY_FRACTION]
+            busy = [r for r in ok if (r.other_cpu_fraction or 0) > BUSY_FRACTION]
             if busy:
                 cell.warnings.append(CellWarning(
                     f"machine busy: other processes used more than {BUSY_FRACTION:.0%} of the CPUs during runs",
-                    f"up to {max(r['other_cpu_fraction'] for r in busy):.0%} in {len(busy)} of {len(ok)} runs"))
+                    f"up to {max(r.other_cpu_fraction for r in busy):.0%} in {len(busy)} of {len(ok)} runs"
+                    + busy_sides(busy)))
         cells.append(cell)
     def order(c: Cell) -> tuple:
         s = get_scenario(c.scenario)
@@ -112,6 +113,16 @@ def build_cells(rows: Sequence[RunRow]) -> list[Cell]:
 
     cells.sort(key=order)
     return cells
+
+
+def busy_sides(runs: list[RunView]) -> str:
+    """Which CPUs were taken, where a run measured them apart (a server run: server and client)."""
+    sides = []
+    for key, name in (("server_other_share", "the server's CPUs"), ("client_other_share", "the client's CPUs")):
+        values = [r.metrics.get(key) for r in runs if r.metrics.get(key) is not None]
+        if values:
+            sides.append(f"{name} up to {max(values):.0%}")
+    return f" ({', '.join(sides)})" if sides else ""
 
 
 def by_scenario(cells: list[Cell]) -> dict[str, list[Cell]]:

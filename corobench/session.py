@@ -8,15 +8,17 @@ import os
 import shlex
 import signal
 import sys
+import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.progress import BarColumn, Progress, TextColumn
 
 from corobench import build as builder
 from corobench import tracking, validate
-from corobench.benchmark import Job, Runner, log_line, planned_runs, print_log
+from corobench.benchmark import Job, Runner, log_line, print_log
+from corobench.plan import Plan, Tracker, duration, history, make_plan, outcome_text, plan_text
 from corobench.bookkeeping import Bookkeeping
 from corobench.discover import discover, discover_all, runtime_settings, select_programs, toolchain_version, unavailable_reason
 from corobench.hosts.base import close_all
@@ -54,6 +56,7 @@ class Request:
     suite_reps: int | None = None
     suite_timeout: float | None = None
     kind_options: dict = field(default_factory=dict)
+    dry_run: bool = False
 
 
 @dataclass
@@ -82,7 +85,7 @@ def build_all(results: Path, ids: list[str] | None, force: bool = False, manifes
         if unknown:
             raise UsageError(f"unknown implementation '{unknown[0]}' (known: {', '.join(sorted(known))})")
         manifests = [m for m in manifests if m.id in ids]
-    state = builder.BuildState(results)
+    state = builder.BuildState()
     broken: dict[str, str] = {}
     for m in manifests:
         reason = unavailable_reason(m)
@@ -156,26 +159,43 @@ def prepare(results: Path, jobs: list[Job], kinds: set[RunKind], options: Option
 
 # --------------------------------------------------------------------------- running
 
-def execute(results: Path, request: Request) -> Outcome:
-    """Build, record and run a session; SIGTERM and SIGHUP stop it as Ctrl-C does, builds included."""
+def execute(results: Path, request: Request) -> Outcome | str:
+    """Build, record and run a session; SIGTERM and SIGHUP stop it as Ctrl-C does, builds included.
+    With `dry_run`: the plan as text, and nothing built or started."""
     guard = SignalGuard().install()
     try:
         options = options_of(request)
         jobs, kinds = plan(request, options)
-        ready = prepare(results, jobs, kinds, options, build=not request.no_build)
-        return _record_and_run(results, request, options, jobs, kinds, ready, guard)
+        ready = prepare(results, jobs, kinds, options, build=not (request.no_build or request.dry_run))
+        schedule = make_plan(jobs, options.reps, estimates(results))
+        if request.dry_run:
+            for kind in kinds:
+                note = kind.plan_note(options)
+                if note:
+                    err.print(note, highlight=False)
+            return plan_text(schedule, len(request.benchmarks))
+        return _record_and_run(results, request, options, jobs, kinds, ready, guard, schedule)
     finally:
         guard.restore()
         tracking.current = None
 
 
+def estimates(results: Path) -> dict[tuple, float]:
+    """Earlier runs' durations per cell, from the results database if there is one."""
+    db = results / DB_NAME
+    if not db.is_file():
+        return {}
+    with Store(db) as store:
+        return history(store.walls())
+
+
 def _record_and_run(results: Path, request: Request, options: Options, jobs: list[Job], kinds: set[RunKind],
-                    ready: dict, guard: SignalGuard) -> Outcome:
+                    ready: dict, guard: SignalGuard, schedule: Plan) -> Outcome:
     from corobench.hosts.local import LocalHost
 
     here = LocalHost(use_cgroups=options.use_cgroup)
     toolchains = {i: toolchain_version(m) for i, m in ready.items()}
-    runtime_info = {i: info for i, m in ready.items() if (info := runtime_settings(m))}
+    runtime_info = settings_as_run(ready, jobs, options)
     settings = {"reps": options.reps, "timeout_s": options.timeout_s, "threads": request.threads,
                 "warmup": options.warmup, "cpus": sorted(options.cpus) if options.cpus else None,
                 "suite": request.suite_name, "runtime_info": runtime_info,
@@ -193,7 +213,7 @@ def _record_and_run(results: Path, request: Request, options: Options, jobs: lis
         with guard.critical():
             books = Bookkeeping(results, os.getpid(), tracking.process_identity(os.getpid()))
             session_id = store.begin_session(command, git_commit(), machine, toolchains, settings, books.token)
-        status, code, runner = run_session(store, session_id, jobs, options, kinds, guard, books)
+        status, code, runner = run_session(store, session_id, jobs, options, kinds, guard, books, schedule)
         rows = store.runs(session_id)
     except Interrupted:
         if session_id is not None and store.session_status(session_id) == "running":
@@ -213,6 +233,26 @@ def _record_and_run(results: Path, request: Request, options: Options, jobs: lis
     return Outcome(session_id, status, code, rows, runner.failures)
 
 
+def settings_as_run(ready: dict, jobs: list[Job], options: Options) -> dict[str, str]:
+    """Each implementation's runtime settings as its runs see them: its `info` command pinned to the
+    CPUs of its batch runs (--cpus) and, where it also serves, of its server (the server CPUs)."""
+    server_cpus = options.topology.server_cpus if options.topology is not None else None
+    uses: dict[str, set[str]] = {}
+    for job in jobs:
+        kind = "server" if kind_of(get_scenario(job.benchmark.scenario)).name == "server" else "batch"
+        for program in job.programs:
+            uses.setdefault(program.manifest.id, set()).add(kind)
+    out = {}
+    for impl_id, manifest in ready.items():
+        for kind in sorted(uses.get(impl_id, {"batch"})):
+            cpus = server_cpus if kind == "server" else options.cpus
+            info = runtime_settings(manifest, cpus)
+            if info:
+                label = impl_id if kind == "batch" or len(uses[impl_id]) == 1 else f"{impl_id} (servers)"
+                out[label] = info + (f" [pinned to CPU {','.join(map(str, sorted(cpus)))}]" if cpus else "")
+    return out
+
+
 def host_metadata(host) -> dict:
     """A client host's machine, stored with the session; one that cannot be reached now says why
     (its runs will be FAILED with that reason)."""
@@ -225,7 +265,7 @@ def host_metadata(host) -> dict:
 
 
 def run_session(store: Store, session_id: int, jobs: list[Job], options: Options, kinds, guard: SignalGuard,
-                books: Bookkeeping) -> tuple[str, int, Runner]:
+                books: Bookkeeping, schedule: Plan) -> tuple[str, int, Runner]:
     """Run the jobs of a session; (its final status, the exit code, the runner). The session row
     always ends with the truth: finished, interrupted (a signal), store-failed (a write failed) or
     crashed (a bug)."""
@@ -237,20 +277,27 @@ def run_session(store: Store, session_id: int, jobs: list[Job], options: Options
             note = kind.plan_note(options)
             if note:
                 err.print(note, highlight=False)
+        err.print(f"{len(schedule.runs)} runs planned, about {duration(schedule.total_s)}"
+                  + (f" and {schedule.unknown} of unknown length" if schedule.unknown else "")
+                  + " (`--dry-run` shows the plan)", highlight=False)
+        tracker = Tracker(schedule)
         interactive = err.is_terminal
-        progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                            TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
+        progress = Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.fields[left]}"),
                             console=err, disable=not interactive)
-        task = progress.add_task("starting", total=planned_runs(jobs, options.reps))
+        task = progress.add_task("starting", total=tracker.total, left="")
+        last = [time.monotonic()]
 
         def on_run(row) -> None:
-            if row.status != "skipped":
-                progress.advance(task)
-            progress.update(task, description=f"{row.program} {row.scenario}")
+            now = time.monotonic()
+            tracker.finished(row, now - last[0])
+            last[0] = now
+            line = f"{tracker.prefix()} {log_line(row, outcome_text(row))} {tracker.suffix()}"
+            progress.update(task, completed=tracker.done, total=tracker.total,
+                            description=f"{tracker.prefix()} {row.program} {row.scenario}", left=tracker.suffix())
             if not interactive:
-                print_log(row)  # one line per run in logs and CI
-            elif row.status != "ok":
-                progress.console.print(log_line(row), highlight=False, markup=False)
+                print_log(line)  # one line per run in logs and CI
+            elif row.status != "ok" or row.rep > 0:
+                progress.console.print(line, highlight=False, markup=False)
 
         runner.on_run = on_run
         books.attach(session_id)  # the session's number in its bookkeeping, for recovery's messages

@@ -29,6 +29,23 @@ def _fmt(value) -> str:
     return "—" if value is None else str(value)
 
 
+def _mib(value: int | None, unit_bytes: int) -> str:
+    return "—" if value is None else f"{value * unit_bytes / 2**20:.1f} MiB"
+
+
+def _pct(value: float | None) -> str:
+    return "—" if value is None else f"{value:.0%}"
+
+
+def _busy(row: RunRow) -> str:
+    """The share of the run's CPUs other processes took (a server run: its server's and its client's)."""
+    server, client = row.metrics.get("server_other_share"), row.metrics.get("client_other_share")
+    if server is not None or client is not None:
+        return (f"other processes took {_pct(server)} of the server's CPUs and {_pct(client)} of the client's "
+                "during the measured window")
+    return f"other processes took {_pct(row.other_cpu_fraction)} of the run's CPUs"
+
+
 def run_text(row: RunRow) -> str:
     lines = [
         f"run {row.id} of session {row.session_id}: {row.program} {row.scenario} "
@@ -45,8 +62,8 @@ def run_text(row: RunRow) -> str:
         f"  wall         {row.wall_ns / 1e9:.6f} s" if row.wall_ns else "  wall         —",
         f"  timed        {row.elapsed_ns / 1e9:.6f} s" if row.elapsed_ns else "  timed        —",
         f"  CPU          user {_fmt(row.user_s)} s, sys {_fmt(row.sys_s)} s",
-        f"  memory       peak RSS {_fmt(row.max_rss_kb)} KiB, cgroup peak {_fmt(row.cgroup_peak_bytes)} bytes",
-        f"  machine      other processes used {_fmt(row.other_cpu_fraction)} of the CPUs; load {_fmt(row.loadavg)}",
+        f"  memory       peak RSS {_mib(row.max_rss_kb, 1024)}, cgroup peak {_mib(row.cgroup_peak_bytes, 1)}",
+        f"  machine      {_busy(row)}; load average {_fmt(None if row.loadavg is None else round(row.loadavg, 2))}",
         f"  cwd          {_fmt(row.cwd)}",
         f"  command      {shlex.join(row.argv) if row.argv else '— (not started)'}",
     ]

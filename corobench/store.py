@@ -398,6 +398,13 @@ class Store:
             raise UsageError(f"no run {run_id} in {self.path} (`corobench show session N` lists a session's runs)")
         return _run(rows[0])
 
+    def walls(self) -> list[tuple[str, str, str, int | None, int]]:
+        """(program, scenario, params_key, threads, wall_ns) of every verified measured run: what the
+        plan's estimates come from."""
+        return [tuple(r) for r in self._read(
+            "SELECT program, scenario, params_key, threads, wall_ns FROM runs"
+            " WHERE rep > 0 AND status = 'ok' AND wall_ns IS NOT NULL")]
+
     def running_sessions(self) -> list[SessionRecord]:
         return [_session(r) for r in self._read("SELECT * FROM sessions WHERE status = 'running' ORDER BY id")]
 

@@ -27,7 +27,7 @@ def readiness(impl_id: str) -> str | None:
     reason = unavailable_reason(m)
     if reason:
         return f"unavailable: {reason}"
-    state = builder.BuildState(PROJECT_ROOT / "results")
+    state = builder.BuildState()
     result = builder.build(m, state)
     if not result.ok:
         log_tail = result.log.read_text()[-1500:] if result.log and result.log.exists() else ""
@@ -55,7 +55,7 @@ def tool_readiness(tool_id: str) -> str | None:
     reason = unavailable_reason(m)
     if reason:
         return f"unavailable: {reason}"
-    result = builder.build(m, builder.BuildState(PROJECT_ROOT / "results"))
+    result = builder.build(m, builder.BuildState())
     if not result.ok:
         log_tail = result.log.read_text()[-1500:] if result.log and result.log.exists() else ""
         return f"build failed: {result.error}\n{log_tail}"

@@ -83,18 +83,36 @@ def test_build_failure_is_reported_and_others_still_build(results, tmp_path):
                       ("broken", 'build = ["sh", "-c", "echo compile error >&2; exit 1"]')):
         (impls / name).mkdir(parents=True)
         (impls / name / "manifest.toml").write_text(good.replace("fake-good", f"fake-{name}") + cmd + "\n")
-    proc = corobench("build", results=results, impls=impls)
+    state = {"COROBENCH_BUILD_STATE": str(tmp_path / "builds")}  # these fakes' builds, not the checkout's
+    proc = corobench("build", results=results, impls=impls, env=state)
     assert proc.returncode == 1
     assert "built fake-ok" in " ".join(proc.stderr.split()) and "fake-broken" in proc.stderr
-    assert "compile error" in (results / "build-logs" / "fake-broken.log").read_text()
+    (log,) = (tmp_path / "builds" / "logs").glob("fake-broken-*.log")
+    assert "compile error" in log.read_text()
     # incremental: nothing changed, so nothing is rebuilt
-    again = corobench("build", "--impl", "fake-ok", results=results, impls=impls)
+    again = corobench("build", "--impl", "fake-ok", results=results, impls=impls, env=state)
     assert again.returncode == 0 and "built" not in again.stderr
     os.utime(impls / "ok" / "manifest.toml")  # an input changed: rebuild
-    third = corobench("build", "--impl", "fake-ok", results=results, impls=impls)
+    third = corobench("build", "--impl", "fake-ok", results=results, impls=impls, env=state)
     assert "built fake-ok" in " ".join(third.stderr.split())
-    run = corobench("run", "chain", "-w", "2", "-e", "2", "--reps", "1", results=results, impls=impls)
+    run = corobench("run", "chain", "-w", "2", "-e", "2", "--reps", "1", results=results, impls=impls, env=state)
     assert "build failed" in run.stdout and run.returncode == 0
+
+
+def test_a_new_results_folder_rebuilds_nothing(tmp_path):
+    impls = tmp_path / "impls"
+    counter = tmp_path / "count"
+    good = (FAKES / "good" / "manifest.toml").read_text().replace('"../fake.py"', f'"{FAKES / "fake.py"}"')
+    (impls / "once").mkdir(parents=True)
+    (impls / "once" / "manifest.toml").write_text(
+        good.replace("fake-good", "fake-once") + f'build = ["sh", "-c", "echo x >> {counter}; touch built"]\n'
+        'build_outputs = ["built"]\n')
+    state = {"COROBENCH_BUILD_STATE": str(tmp_path / "builds")}
+    for folder in ("r1", "r2", "r3"):
+        proc = corobench("run", "chain", "-w", "2", "-e", "2", "--reps", "1", results=tmp_path / folder,
+                         impls=impls, env=state)
+        assert proc.returncode == 0, proc.stderr
+    assert counter.read_text().split() == ["x"]  # built once, for the first folder only
 
 
 def test_report_draws_charts_and_tables_from_a_stored_session(results, tmp_path):
@@ -145,3 +163,69 @@ def test_options_before_the_scenario_keep_zero_and_explicit_values(results):
     zero_reps = corobench("run", "--reps", "0", "chain", "-w", "2", "-e", "3", "--impl", "fake-good",
                           results=results, impls=FAKES)
     assert zero_reps.returncode == 2 and "--reps must be at least 1" in zero_reps.stderr
+
+
+def test_global_options_after_the_subcommand(tmp_path):
+    results = tmp_path / "after"
+    proc = corobench("run", "chain", "-w", "2", "-e", "3", "--reps", "1", "--impl", "fake-good",
+                     "--results", str(results), "--impls", str(FAKES))
+    assert proc.returncode == 0, proc.stderr
+    assert (results / "corobench.sqlite").exists()
+    listed = corobench("sessions", "--results", str(results))
+    assert listed.returncode == 0 and "run chain" in listed.stdout
+
+
+def test_dry_run_prints_the_plan_and_starts_nothing(results):
+    proc = corobench("run", "tasks", "-n", "10,100", "-d", "500", "--reps", "3", "--impl", "fake-good,fake-crash",
+                     "--dry-run", results=results, impls=FAKES)
+    assert proc.returncode == 0, proc.stderr
+    out = " ".join(proc.stdout.split())
+    assert "2 benchmark(s), 2 program(s), 16 runs" in out and "estimate:" in out
+    assert "~1.50 s each (from its parameters)" in out  # a 500 ms sleep and start-up
+    assert not (results / "corobench.sqlite").exists()
+
+
+def test_a_run_says_which_run_of_how_many_and_the_time_left(results):
+    proc = corobench("run", "chain", "-w", "2", "-e", "3", "--reps", "2", "--impl", "fake-good", results=results,
+                     impls=FAKES)
+    assert proc.returncode == 0
+    lines = [ln for ln in proc.stderr.splitlines() if ln.startswith("[run ")]
+    assert lines[0].startswith("[run 1 of 3]") and lines[-1].startswith("[run 3 of 3]")
+    assert all("left)" in ln for ln in lines) and "runs planned, about" in proc.stderr
+
+
+def test_completion_offers_implementation_ids_and_sessions(results):
+    import os
+    import subprocess
+    import sys
+
+    corobench("run", "chain", "-w", "2", "-e", "3", "--reps", "1", "--impl", "fake-good", results=results,
+              impls=FAKES)
+
+    def complete(words: str) -> list[str]:
+        env = {**os.environ, "_COROBENCH_COMPLETE": "bash_complete", "COMP_WORDS": words,
+               "COMP_CWORD": str(len(words.split()) - (0 if words.endswith(" ") else 1)),
+               "COROBENCH_IMPLS": str(FAKES), "COROBENCH_RESULTS": str(results)}
+        out = subprocess.run([sys.executable, "-m", "corobench"], env=env, capture_output=True, text=True).stdout
+        return [ln.split(",", 1)[1] for ln in out.splitlines() if "," in ln]
+
+    assert "fake-good" in complete("corobench run chain --impl fake-g")
+    assert "fake-good,fake-crash" in complete("corobench run chain --impl fake-good,fake-cr")
+    assert complete("corobench run chain -t str") == ["str", "str_ptr", "str_clone"]
+    assert "1" in complete("corobench compare ")
+
+
+def test_exec_does_not_build_unless_asked(tmp_path):
+    impls = tmp_path / "impls"
+    counter = tmp_path / "count"
+    good = (FAKES / "good" / "manifest.toml").read_text().replace('"../fake.py"', f'"{FAKES / "fake.py"}"')
+    (impls / "b").mkdir(parents=True)
+    (impls / "b" / "manifest.toml").write_text(
+        good.replace("fake-good", "fake-b") + f'build = ["sh", "-c", "echo x >> {counter}; touch built"]\n'
+        'build_outputs = ["built"]\n')
+    state = {"COROBENCH_BUILD_STATE": str(tmp_path / "builds")}
+    first = corobench("exec", "fake-b", "chain", "-w", "2", "--dry-run", results=tmp_path / "r", impls=impls, env=state)
+    assert first.returncode == 0 and not counter.exists()
+    built = corobench("exec", "fake-b", "chain", "-w", "2", "-e", "3", "--build", results=tmp_path / "r", impls=impls,
+                      env=state, in_process=False)
+    assert built.returncode == 0 and counter.read_text().split() == ["x"]

@@ -220,14 +220,16 @@ def test_a_full_disk_stops_the_session_cleanly(tmp_path):
             os.close(fd)
         ballast_size = ballast.stat().st_size
         with open(ballast, "r+b") as f:
-            f.truncate(max(0, ballast_size - 12 * 4096))
+            f.truncate(max(0, ballast_size - 24 * 4096))
         proc = corobench("run", "tasks", "-n", "2", "-d", "0", "--reps", "500", "--impl", "fake-good",
                          results=results, impls=FAKES, in_process=False)
         assert proc.returncode == 74, (proc.returncode, proc.stderr[-500:])
         assert "Traceback" not in proc.stderr
         line = [ln for ln in proc.stderr.splitlines() if "cannot write" in ln][0]
-        assert "runs are stored" in line
         ballast.unlink()
+        if "runs are stored" not in line:  # the disk was full before the session could even begin
+            assert db_rows(results, "SELECT COUNT(*) FROM sessions WHERE id = 2") == [(0,)]
+            return
         stored = int(line.split("stopped: ")[1].split(" runs")[0])
         assert db_rows(results, "SELECT COUNT(*) FROM runs WHERE session_id = 2") == [(stored,)]
         # the session is told apart: stopped by the disk, or (if even that write failed) abandoned next time
@@ -247,21 +249,23 @@ def fake_build_impls(tmp_path: Path, names: list[str], counter: Path) -> Path:
     return impls
 
 
-def corobench_process(*args: str, results: Path, impls: Path) -> subprocess.Popen:
+def corobench_process(*args: str, results: Path, impls: Path, env: dict | None = None) -> subprocess.Popen:
     return subprocess.Popen([sys.executable, "-m", "corobench", "--results", str(results), "--impls", str(impls),
-                             *args], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                             *args], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, **(env or {})})
 
 
 def test_concurrent_builds_keep_every_entry_and_build_once(results, tmp_path):
     counter = tmp_path / "builds"
     impls = fake_build_impls(tmp_path, ["a", "b", "c"], counter)
-    procs = [corobench_process("build", "--impl", ids, results=results, impls=impls)
-             for ids in ("fake-a,fake-c", "fake-b,fake-c")]
+    folder = tmp_path / "state"
+    procs = [corobench_process("build", "--impl", ids, results=results, impls=impls,
+                               env={"COROBENCH_BUILD_STATE": str(folder)}) for ids in ("fake-a,fake-c", "fake-b,fake-c")]
     for p in procs:
         p.communicate(timeout=120)
         assert p.returncode == 0
-    state = json.loads((results / "build-state.json").read_text())
-    assert {"fake-a", "fake-b", "fake-c"} <= set(state) and all(state[k]["ok"] for k in state)
+    state = json.loads((folder / "build-state.json").read_text())
+    assert {k.split("@")[0] for k in state} == {"fake-a", "fake-b", "fake-c"} and all(v["ok"] for v in state.values())
     assert sorted(counter.read_text().split()) == ["a", "b", "c"]  # fake-c built once, not twice
 
 
@@ -283,10 +287,11 @@ def test_planted_symlinks_are_not_followed(results, tmp_path):
     out.mkdir()
     (out / "results.csv").symlink_to(precious)
     (out / "report.md").symlink_to(precious)
-    (results / "build-state.json").unlink(missing_ok=True)
-    (results / "build-state.json").symlink_to(precious)
+    builds = tmp_path / "builds"
+    builds.mkdir()
+    (builds / "build-state.json").symlink_to(precious)
     assert corobench("report", "latest", "--out", str(out), results=results, impls=FAKES).returncode == 0
-    assert corobench("build", results=results, impls=FAKES).returncode == 0
+    assert corobench("build", results=results, impls=FAKES, env={"COROBENCH_BUILD_STATE": str(builds)}).returncode == 0
     assert precious.read_text() == "keep me"
     assert not (out / "results.csv").is_symlink() and (out / "results.csv").read_text().startswith("scenario,")
 

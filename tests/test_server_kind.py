@@ -9,6 +9,8 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+import subprocess
+import sys
 import time
 
 import pytest
@@ -139,3 +141,29 @@ def test_server_and_client_cpus_are_recorded_and_bad_ones_refused(results):
     settings = json.loads(db.execute("SELECT settings FROM sessions ORDER BY id DESC").fetchone()[0])
     assert settings["server_cpus"] == [0] and settings["client_cpus"] == [0]
     assert all(r["cpus"] == "0" for r in runs(results) if r["status"] == "ok")
+
+
+def test_a_busy_machine_is_named_in_the_warning_and_a_quiet_one_is_not(results):
+    def warnings_of(out: str) -> str:
+        return " ".join(out.split())
+
+    quiet = corobench(*HTTP, "--duration", "2", "--impl", "fake-server-good", "--format", "md", results=results,
+                      impls=SERVERS)
+    assert quiet.returncode == 0, quiet.stderr
+    assert "machine busy" not in warnings_of(quiet.stdout)
+    burners = [subprocess.Popen(["taskset", "-c", str(cpu), sys.executable, "-c", "while True: pass"])
+               for cpu in sorted(os.sched_getaffinity(0))]
+    try:
+        busy = corobench(*HTTP, "--duration", "2", "--impl", "fake-server-good", "--format", "md", results=results,
+                         impls=SERVERS)
+    finally:
+        for b in burners:
+            b.kill()
+            b.wait()
+    assert busy.returncode == 0, busy.stderr
+    text = warnings_of(busy.stdout)
+    assert "machine busy" in text and "the server's CPUs up to" in text and "the client's CPUs up to" in text, text
+    (row,) = [r for r in runs(results) if r["rep"] == 1][-1:]
+    metrics = json.loads(row["metrics"])
+    assert metrics["server_other_share"] > 0.25 and metrics["client_other_share"] > 0.25
+    assert row["other_cpu_fraction"] == max(metrics["server_other_share"], metrics["client_other_share"])

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 from corobench.export.format import header, human, status_text, with_spread
 from corobench.results import Cell
+from corobench.scenarios import get_scenario
 from corobench.stats import TOO_FEW, Comparison, compare, interval_name, significance_possible
 
 
@@ -48,13 +49,17 @@ class TableData:
     failed_rows: set[int] = field(default_factory=set)  # row indexes of FAILED/SKIPPED cells
 
 
-def tabulate(scenario: str, label: str, group: list[Cell], metric_count: int | None = None,
+def tabulate(scenario: str, label: str, group: list[Cell], terminal: bool = False,
              ci_in_header: bool = True, warnings: bool = True) -> TableData:
-    """The headline with its CI and the ratio to the best, then the other metrics (all, or the
-    first `metric_count`), then the runs; failures and (unless the caller lists them once for the
-    whole scenario, see scenario_warnings) warnings as notes, not as columns."""
+    """The headline with its CI and the ratio to the best, then the other metrics (all of them, or
+    on the terminal the scenario's point: its `table_metrics`), then the runs; failures and (unless
+    the caller lists them once for the whole scenario, see scenario_warnings) warnings as notes."""
     metrics = group[0].metrics
-    others = metrics[1:] if metric_count is None else metrics[1:1 + metric_count]
+    if terminal:
+        chosen = get_scenario(scenario).table_metrics
+        others = tuple(m for key in chosen for m in metrics if m.key == key) if chosen else metrics[1:4]
+    else:
+        others = metrics[1:]
     head = metrics[0]
     counts = [c.headline().n for c in group if c.status == "ok" and c.headline() is not None]
     columns = ["program", header(head.label, head.unit) + (f" median [{interval_name(counts)}]" if ci_in_header else ""),

@@ -18,7 +18,9 @@ LEGEND = ("Medians of the measured repetitions; the bracket is the median's 95 %
           "half the memory), by a two-sided Mann-Whitney U test at 5 %: ~ not significant; ≈ significant but under "
           "the 2 % that is called a difference; \"too few runs to test\" where the runs cannot reach 5 % at all "
           "(3 + 3 runs), which is not \"no difference\". FAILED cells did not pass verification and carry no "
-          "figure.")
+          "figure. Peak RSS counts every page the process maps, shared libraries too; the cgroup peak counts what "
+          "is charged to the run (its own memory, the page cache it read first, kernel memory) over all its "
+          "processes, so it can be below the RSS (README, Reading the results).")
 
 
 def cell_text(text: str) -> str:

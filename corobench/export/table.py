@@ -17,7 +17,6 @@ from corobench.results import Cell, by_scenario
 from corobench.stats import interval_name
 from corobench.verify import clean_text
 
-TERMINAL_METRICS = 3  # beyond the headline: the rest are in `--format md/csv/json` and the report
 
 
 def out_console() -> Console:
@@ -51,7 +50,7 @@ def print_table(cells: list[Cell], console: Console | None = None) -> None:
                       highlight=False, soft_wrap=True)
     for scenario, scenario_cells in by_scenario(cells).items():
         for label, group in groups(scenario_cells):
-            data = tabulate(scenario, label, group, TERMINAL_METRICS, ci_in_header=False)
+            data = tabulate(scenario, label, group, terminal=True, ci_in_header=False)
             keep = fitting(data, console.width)
             data.columns = [data.columns[i] for i in keep]
             data.rows = [[row[i] for i in keep] for row in data.rows]

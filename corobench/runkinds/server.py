@@ -184,13 +184,13 @@ class ServerKind(RunKind):
             raise RunFailed("exit", str(exc)) from None
         result: dict = {}
         row.result = result
-        busy_before = host.cpu_times()
         with server:
             try:
                 ready = self._ready(req, server, threads, result)
                 watch = ListenWatch(host, server, topo)
                 if watch.now():
                     raise RunFailed("output", watch.reason())
+                busy_before = host.cpu_times()  # the span of the samples: the server's start-up is its own
                 sampler = host.sampler(server, SAMPLE_INTERVAL_S, watch.check)
                 try:
                     load = self._load(req, topo, generator, ready["port"])
@@ -201,7 +201,7 @@ class ServerKind(RunKind):
                     raise
                 finally:
                     sampler.stop()
-                busy_after = host.cpu_times()
+                    busy_after = host.cpu_times()
                 self._died(server, "")
                 if watch.found or watch.now():
                     raise RunFailed("output", watch.reason())
@@ -309,6 +309,8 @@ class ServerKind(RunKind):
         if (n > 1 or topo.spans_hosts) and spec.count is None:
             lead = START_LEAD_REMOTE_S if topo.spans_hosts else START_LEAD_S
             start_at = topo.server.clock_ns() + int((lead + spec.warmup_s) * 1e9)
+        remote = {s.host.name: s.host for s in slots if s.host is not topo.server}
+        busy_before = {name: host.cpu_times() for name, host in remote.items()}
         runs = []
         try:
             for i, (slot, label, (offset, _)) in enumerate(zip(slots, labels, offsets)):
@@ -334,10 +336,24 @@ class ServerKind(RunKind):
                            aligned=start_at is not None or n == 1)
         except ValueError as exc:
             raise RunFailed("clock", f"agents' windows: {exc}") from None
+        merged.raw["remote_other_share"] = self._remote_busy(remote, busy_before, slots, results)
         want = scenario.expected_requests(req.params)
         if want is not None and merged.ok != want:
             raise RunFailed("checksum", f"client completed {merged.ok} requests, expected {want}")
         return merged
+
+    @staticmethod
+    def _remote_busy(remote: dict, before: dict, slots, results) -> dict:
+        """Per client host: the share of its agents' CPUs (all of its CPUs where they are not pinned)
+        that other processes took during the load."""
+        out = {}
+        for name, host in remote.items():
+            mine = [(s, r) for s, r in zip(slots, results) if s.host is host]
+            cpus = set().union(*(s.cpus or host.cpus() for s, _ in mine))
+            share = other_share(before.get(name), host.cpu_times(), cpus, sum(r.cpu_s or 0 for _, r in mine))
+            if share is not None:
+                out[name] = round(share, 4)
+        return out
 
     @staticmethod
     def _offset(host: Host, label: str) -> tuple[int, int]:
@@ -388,6 +404,9 @@ class ServerKind(RunKind):
         else:
             server_other = other_share(busy_before, busy_after, topo.server_cpus, span_cpu)
             client_other = other_share(busy_before, busy_after, client_cpus, local_client_cpu) if client_cpus else None
+        remote_other = list((load.raw.get("remote_other_share") or {}).values())
+        if remote_other:
+            client_other = max([*remote_other, *([client_other] if client_other is not None else [])])
         busiest = max((a.get("cpu_share") or 0 for a in agents), default=None) if agents else load.cpu_share
         metrics = {
             "loadgen": generator.name, "verified_by_client": load.verified,

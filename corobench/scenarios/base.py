@@ -141,6 +141,7 @@ class Scenario:
     timing_fields: tuple[str, ...] = ("elapsed_ns",)
     examples: str = ""  # `corobench run <name> --help` shows these
     views: tuple[View, ...] = ()  # its charts, drawn by the report layer (views.py)
+    table_metrics: tuple[str, ...] = ()  # the terminal table's columns after the headline (default: the next 3)
 
     # ---------------------------------------------------------------- parameters
 
@@ -175,6 +176,11 @@ class Scenario:
     def smoke_params(self, params: Mapping) -> dict:
         """The tiny size the verification layer runs before measuring anything."""
         return dict(params)
+
+    def estimate_s(self, params: Mapping) -> float | None:
+        """How long a run of these parameters should take, where they say (for the plan before any
+        earlier run of the cell is known); None: they do not say."""
+        return None
 
     def sort_key(self, params: Mapping) -> tuple:
         return tuple(self.param(k).sort_value(v) if any(p.name == k for p in self.params) else v

@@ -16,6 +16,7 @@ from corobench.scenarios.base import CGROUP
 from corobench.scenarios.serverbase import (CLIENT_SHARE, CORES, CPU_PER_REQUEST, LAT_MAX, LAT_MEAN, LAT_P50,
                                             LAT_P90, LAT_P99, LAT_P999, PEAK_RSS, PEAK_VSZ, READY_RSS, RPS,
                                             SERVER_SHARE, THREADS, ServerScenario, param,
+                                            SERVER_OTHERS, CLIENT_OTHERS,
                                             server_views)
 from corobench.scenarios.views import BARS, View
 
@@ -39,7 +40,9 @@ class Echo(ServerScenario):
               minimum=0, maximum=24 * 3600),
     )
     metrics = (RPS, LAT_P99, CPU_PER_REQUEST, PEAK_RSS, PEAK_VSZ, CGROUP, READY_RSS, THREADS, CORES,
-               LAT_P50, LAT_P90, LAT_P999, LAT_MAX, LAT_MEAN, CLIENT_SHARE, SERVER_SHARE)
+               LAT_P50, LAT_P90, LAT_P999, LAT_MAX, LAT_MEAN, CLIENT_SHARE, SERVER_SHARE, SERVER_OTHERS, CLIENT_OTHERS)
+    # the original's point: memory (peak RSS and virtual size) beside the rate it served, its CPU and tail
+    table_metrics = ("peak_rss_mib", "peak_vsz_mib", "cpu_us_per_request", "lat_p99_us")
     views = server_views("echo", (View("rps", "echo: requests/s", "rps", BARS, headline=True),))
     examples = ("e.g. --connections 50000 --size 17 --uuids 5 (the original), or --connections 64 "
                 "--per-connection 20000 --size 1024 --uuids 0 (ping-pong); comma lists sweep")

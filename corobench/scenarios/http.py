@@ -14,6 +14,7 @@ from corobench.scenarios.base import CGROUP
 from corobench.scenarios.serverbase import (CLIENT_SHARE, CORES, CPU_PER_REQUEST, LAT_MAX, LAT_MEAN, LAT_P50,
                                             LAT_P90, LAT_P99, LAT_P999, PEAK_RSS, PEAK_VSZ, READY_RSS, RPS,
                                             RPS_PER_CORE, SERVER_SHARE, THREADS, ServerScenario, param,
+                                            SERVER_OTHERS, CLIENT_OTHERS,
                                             server_views)
 from corobench.scenarios.views import LINES, View
 
@@ -31,7 +32,9 @@ class Http(ServerScenario):
         param("rate", "--rate", 0, "open loop: requests/s on a fixed schedule (0: closed loop)", minimum=0),
     )
     metrics = (RPS, LAT_MEAN, CORES, RPS_PER_CORE, LAT_P50, LAT_P90, LAT_P99, LAT_P999, LAT_MAX, CPU_PER_REQUEST,
-               PEAK_RSS, PEAK_VSZ, CGROUP, READY_RSS, THREADS, CLIENT_SHARE, SERVER_SHARE)
+               PEAK_RSS, PEAK_VSZ, CGROUP, READY_RSS, THREADS, CLIENT_SHARE, SERVER_SHARE, SERVER_OTHERS, CLIENT_OTHERS)
+    # the original's table: requests/s, mean and p99 latency, the server's cores, requests/s per core
+    table_metrics = ("lat_mean_us", "lat_p99_us", "server_cores", "rps_per_core")
     examples = "e.g. --connections 80,420,2020 --duration 10 (the original's table); comma lists sweep"
     loadgens = ("corobench-load", "wrk")
     views = server_views("http", (View("rps", "http: requests/s against connections", "rps", LINES, x="connections",

@@ -33,11 +33,16 @@ READY_RSS = Metric("ready_rss_mib", "RSS at ready", "MiB", measured("ready_rss_b
 THREADS = Metric("threads_peak", "threads peak", "threads", measured("threads_peak"), "lower")
 CLIENT_SHARE = Metric("client_cpu_share", "client CPU share", "of its CPUs", measured("client_cpu_share"), "lower")
 SERVER_SHARE = Metric("server_cpu_share", "server CPU share", "of its CPUs", measured("server_cpu_share"), "lower")
+SERVER_OTHERS = Metric("server_other_share", "others on server CPUs", "of its CPUs", measured("server_other_share"),
+                       "lower")
+CLIENT_OTHERS = Metric("client_other_share", "others on client CPUs", "of its CPUs", measured("client_other_share"),
+                       "lower")
 
 # A client busy on this share of its CPUs while the server has this much of its own CPUs to spare
 # is what limits the rate; a server that used its CPUs too was the limit (or both were).
 CLIENT_BOUND = 0.90
 SERVER_SPARE = 0.10
+BUSY_OTHERS = 0.25  # as results.BUSY_FRACTION: other processes took more than this of the run's CPUs
 HOST = "127.0.0.1"  # every server binds loopback; port 0: the kernel picks a free port
 LATENCIES = (("p50", "lat_p50_us"), ("p90", "lat_p90_us"), ("p99", "lat_p99_us"), ("p99.9", "lat_p999_us"))
 
@@ -76,6 +81,10 @@ class ServerScenario(Scenario, ABC):
         """Requests a correct count-bounded load completes (None: duration-bounded)."""
         return None
 
+    def estimate_s(self, params: Mapping) -> float | None:
+        load = params.get("duration", 0) + params.get("warmup_s", 0)
+        return load + 3.0 if load else None  # the server's start and stop besides its load
+
     @abstractmethod
     def check_final(self, params: Mapping, final: Mapping, load: "LoadResult", slack: int = 0) -> str | None:
         """Why the server's final line disagrees with the clients' counts (the sum over every agent),
@@ -83,6 +92,12 @@ class ServerScenario(Scenario, ABC):
 
     def caveats(self, params: Mapping, medians: Mapping[str, float]) -> list[CellWarning]:
         client, server = medians.get("client_cpu_share"), medians.get("server_cpu_share")
+        taken = max((medians.get(k) or 0 for k in ("server_other_share", "client_other_share")), default=0)
+        if (server is not None and server < 1 - SERVER_SPARE and client is not None and client < CLIENT_BOUND
+                and taken > BUSY_OTHERS):
+            return [CellWarning("neither the server nor the client used its CPUs fully while other processes took "
+                                f"more than {BUSY_OTHERS:.0%} of them: the rate measures the machine's contention, not "
+                                "the server", f"server {server:.0%}, client {client:.0%}, others {taken:.0%}")]
         if client is None or client < CLIENT_BOUND:
             return []
         if server is None:  # stored before the server's share was

@@ -41,6 +41,9 @@ class Tasks(Scenario):
     def smoke_params(self, params: Mapping) -> dict:
         return {**params, "tasks": 10, "sleep_ms": 1}
 
+    def estimate_s(self, params: Mapping) -> float | None:
+        return params["sleep_ms"] / 1000 + 1.0  # every task sleeps once; start-up and spawning besides
+
     def run_metrics(self, result: Mapping, params: Mapping) -> dict:
         return {"spawn_ns": result["spawn_ns"]}
 
