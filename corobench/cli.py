@@ -14,7 +14,9 @@ from rich.console import Console
 from rich.table import Table
 
 from corobench import validate
-from corobench.cli_support import accept_global_options, all_commands, complete_programs, complete_sessions, hosts
+from corobench.cli_support import (accept_global_options, all_commands, complete_programs, complete_sessions, hosts,
+                                   run_and_print)
+from corobench.cli_capacity import capacity
 from corobench.crash import write_crash_log
 from corobench.errors import EXIT_BAD_INPUT, EXIT_HARNESS_BUG, EXIT_STORE_FAILED, Interrupted, StoreError, UsageError
 from corobench.export import comparison_formats, default_format, exporters, session_formats
@@ -160,27 +162,6 @@ def run_options(f):
 def explicit(ctx: click.Context, names) -> dict:
     """The options of this command that the user gave on the command line (not defaults)."""
     return {n: ctx.params[n] for n in names if ctx.get_parameter_source(n) == ParameterSource.COMMANDLINE}
-
-
-def run_and_print(ctx: click.Context, benchmarks: list[Benchmark], fmt: str, **request) -> None:
-    outcome = execute(results_dir(ctx), Request(benchmarks, **request))
-    if isinstance(outcome, str):  # --dry-run: the plan
-        click.echo(outcome)
-        return
-    if outcome.status != "finished":
-        err.print(f"{outcome.status}: the {len(outcome.runs)} runs that finished are stored in session "
-                  f"{outcome.session_id}", highlight=False)
-        ctx.exit(outcome.code)
-    from corobench.report import session_meta
-    from corobench.results import build_cells
-
-    with Store(ctx.obj["results"] / DB_NAME) as store:
-        meta = session_meta(store.session(str(outcome.session_id)))
-    exporters()[fmt].print_session(build_cells(outcome.runs), meta)
-    if outcome.code:
-        err.print(f"[red]{outcome.failed} run(s) FAILED[/]: stored with their reasons in session "
-                  f"{outcome.session_id}", highlight=False)
-        ctx.exit(outcome.code)
 
 
 @cli.group(invoke_without_command=True)
@@ -331,6 +312,7 @@ def sessions(ctx: click.Context) -> None:
 
 
 cli.add_command(hosts)
+cli.add_command(capacity)
 
 
 for _command in all_commands(cli):

@@ -8,11 +8,15 @@ import os
 from pathlib import Path
 
 import click
+from rich.console import Console
 
 from corobench import validate
 from corobench.errors import UsageError
 from corobench.session import DB_NAME
 from corobench.store import Store
+from corobench.suite import Benchmark
+
+errors = Console(stderr=True, soft_wrap=True)
 
 
 def complete_programs(ctx: click.Context, param, incomplete: str) -> list[str]:
@@ -88,3 +92,31 @@ def hosts_check(ctx: click.Context, file: Path) -> None:
 
     build_all(writable_dir(ctx.obj["results"], "results folder"), None, manifests=[manifest()])
     ctx.exit(check_hosts(file, binary()))
+
+
+def run_and_print(ctx: click.Context, benchmarks: list[Benchmark], fmt: str, show=None, **request) -> None:
+    """Run a session and print its results (`show(rows, meta)` instead of the format's tables)."""
+    from corobench.export import exporters
+    from corobench.paths import writable_dir
+    from corobench.report import session_meta
+    from corobench.results import build_cells
+    from corobench.session import Request, execute
+
+    outcome = execute(writable_dir(ctx.obj["results"], "results folder"), Request(benchmarks, **request))
+    if isinstance(outcome, str):  # --dry-run: the plan
+        click.echo(outcome)
+        return
+    if outcome.status != "finished":
+        errors.print(f"{outcome.status}: the {len(outcome.runs)} runs that finished are stored in session "
+                     f"{outcome.session_id}", highlight=False)
+        ctx.exit(outcome.code)
+    with Store(ctx.obj["results"] / DB_NAME) as store:
+        meta = session_meta(store.session(str(outcome.session_id)))
+    if show is not None:
+        show(outcome.runs, meta)
+    else:
+        exporters()[fmt].print_session(build_cells(outcome.runs), meta)
+    if outcome.code:
+        errors.print(f"[red]{outcome.failed} run(s) FAILED[/]: stored with their reasons in session "
+                     f"{outcome.session_id}", highlight=False)
+        ctx.exit(outcome.code)

@@ -127,6 +127,8 @@ class Tracker:
         cell = (row.program, row.scenario, row.threads)
         match = next((r for r in self.remaining if (r.program, r.scenario, r.threads) == cell and r.rep == row.rep
                       and (row.rep == 0 or r.params == row.params)), None)
+        if match is None and row.argv and not self.plan.runs:  # no plan (an adaptive search): count it
+            self.done += 1
         if match is not None and row.argv:  # a run that ran (not a stand-in row for a cell)
             self.remaining.remove(match)
             self.done += 1
@@ -146,10 +148,11 @@ class Tracker:
         return sum((r.estimate_s * scale if r.estimate_s else fallback) for r in self.remaining)
 
     def prefix(self) -> str:
-        return f"[run {self.done} of {self.total}]"
+        return f"[run {self.done} of {self.total}]" if self.total else f"[run {self.done}]"
 
     def suffix(self) -> str:
-        return f"(elapsed {duration(time.monotonic() - self.started)}, ~{duration(self.left_s())} left)"
+        elapsed = f"elapsed {duration(time.monotonic() - self.started)}"
+        return f"({elapsed}, ~{duration(self.left_s())} left)" if self.total else f"({elapsed}; an adaptive search)"
 
 
 def outcome_text(row: RunRow) -> str:

@@ -10,6 +10,7 @@ import signal
 import sys
 import time
 from dataclasses import dataclass, field, replace
+from typing import Callable
 from pathlib import Path
 
 from rich.console import Console
@@ -57,6 +58,8 @@ class Request:
     suite_timeout: float | None = None
     kind_options: dict = field(default_factory=dict)
     dry_run: bool = False
+    driver: Callable | None = None  # runs the jobs instead of the plan's loop (capacity: an adaptive search)
+    extra_settings: dict = field(default_factory=dict)  # stored with the session's settings
 
 
 @dataclass
@@ -167,7 +170,7 @@ def execute(results: Path, request: Request) -> Outcome | str:
         options = options_of(request)
         jobs, kinds = plan(request, options)
         ready = prepare(results, jobs, kinds, options, build=not (request.no_build or request.dry_run))
-        schedule = make_plan(jobs, options.reps, estimates(results))
+        schedule = make_plan(jobs, options.reps, estimates(results)) if request.driver is None else Plan([])
         if request.dry_run:
             for kind in kinds:
                 note = kind.plan_note(options)
@@ -198,7 +201,7 @@ def _record_and_run(results: Path, request: Request, options: Options, jobs: lis
     runtime_info = settings_as_run(ready, jobs, options)
     settings = {"reps": options.reps, "timeout_s": options.timeout_s, "threads": request.threads,
                 "warmup": options.warmup, "cpus": sorted(options.cpus) if options.cpus else None,
-                "suite": request.suite_name, "runtime_info": runtime_info,
+                "suite": request.suite_name, "runtime_info": runtime_info, **request.extra_settings,
                 **{k: v for kind in kinds for k, v in kind.settings(options).items()}}
     command = "corobench " + " ".join(shlex.quote(a) for a in sys.argv[1:])
     store = Store(results / DB_NAME, for_writing=True)
@@ -213,7 +216,8 @@ def _record_and_run(results: Path, request: Request, options: Options, jobs: lis
         with guard.critical():
             books = Bookkeeping(results, os.getpid(), tracking.process_identity(os.getpid()))
             session_id = store.begin_session(command, git_commit(), machine, toolchains, settings, books.token)
-        status, code, runner = run_session(store, session_id, jobs, options, kinds, guard, books, schedule)
+        status, code, runner = run_session(store, session_id, jobs, options, kinds, guard, books, schedule,
+                                           request.driver)
         rows = store.runs(session_id)
     except Interrupted:
         if session_id is not None and store.session_status(session_id) == "running":
@@ -265,7 +269,7 @@ def host_metadata(host) -> dict:
 
 
 def run_session(store: Store, session_id: int, jobs: list[Job], options: Options, kinds, guard: SignalGuard,
-                books: Bookkeeping, schedule: Plan) -> tuple[str, int, Runner]:
+                books: Bookkeeping, schedule: Plan, driver: Callable | None = None) -> tuple[str, int, Runner]:
     """Run the jobs of a session; (its final status, the exit code, the runner). The session row
     always ends with the truth: finished, interrupted (a signal), store-failed (a write failed) or
     crashed (a bug)."""
@@ -277,9 +281,10 @@ def run_session(store: Store, session_id: int, jobs: list[Job], options: Options
             note = kind.plan_note(options)
             if note:
                 err.print(note, highlight=False)
-        err.print(f"{len(schedule.runs)} runs planned, about {duration(schedule.total_s)}"
-                  + (f" and {schedule.unknown} of unknown length" if schedule.unknown else "")
-                  + " (`--dry-run` shows the plan)", highlight=False)
+        if schedule.runs:
+            err.print(f"{len(schedule.runs)} runs planned, about {duration(schedule.total_s)}"
+                      + (f" and {schedule.unknown} of unknown length" if schedule.unknown else "")
+                      + " (`--dry-run` shows the plan)", highlight=False)
         tracker = Tracker(schedule)
         interactive = err.is_terminal
         progress = Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.fields[left]}"),
@@ -303,8 +308,11 @@ def run_session(store: Store, session_id: int, jobs: list[Job], options: Options
         books.attach(session_id)  # the session's number in its bookkeeping, for recovery's messages
         tracking.current = books
         with progress:
-            for job in jobs:
-                runner.run_job(job, job.benchmark.reps or options.reps)
+            if driver is not None:
+                driver(runner, jobs)
+            else:
+                for job in jobs:
+                    runner.run_job(job, job.benchmark.reps or options.reps)
         code = EXIT_RUNS_FAILED if runner.failures else EXIT_OK
     except Interrupted as stop:
         status, code = "interrupted", 128 + stop.signum

@@ -26,6 +26,7 @@ class ReportContext:
     rows: list["RunRow"]
     charts: dict[str, list[Path]] = field(default_factory=dict)  # scenario -> chart files (PNG and SVG)
     comparison: "Result | None" = None
+    sections: list = field(default_factory=list)  # report/sections.py: what the report opens with
 
 
 class Exporter:

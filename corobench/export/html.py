@@ -14,7 +14,8 @@ class Html(Exporter):
         from corobench.export.markdown import LEGEND
         from corobench.report import html  # Jinja2 loads only when a report is written
 
-        return {"report.html": html.render(ctx.meta, ctx.cells, ctx.rows, ctx.charts, LEGEND, ctx.comparison)}
+        return {"report.html": html.render(ctx.meta, ctx.cells, ctx.rows, ctx.charts, LEGEND, ctx.comparison,
+                                           ctx.sections)}
 
 
 EXPORTER = Html()

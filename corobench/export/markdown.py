@@ -112,10 +112,25 @@ def machine_section(meta: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
+def section_markdown(section) -> str:
+    out = [f"## {section.title}\n"] + [line + "\n" for line in section.lines]
+    for chart in section.charts:
+        if chart.suffix == ".png":
+            out.append(f"![{chart.stem}]({chart.name})\n")
+    for table in section.tables:
+        if table.title:
+            out.append(f"### {table.title}\n")
+        out += ["| " + " | ".join(table.columns) + " |", "|" + "---|" * len(table.columns)]
+        out += ["| " + " | ".join(cell_text(x) for x in row) + " |" for row in table.rows] + [""]
+    return "\n".join(out)
+
+
 def report_markdown(ctx: ReportContext) -> str:
     meta = ctx.meta
     md = [f"# corobench report — session {meta['session']}\n", LEGEND + " Error bars in the charts span "
           "min–max of the runs.\n"]
+    for section in ctx.sections:
+        md.append(section_markdown(section))
     if ctx.comparison is not None:
         md.append(f"## Comparison with session {ctx.comparison.a['session']} (baseline)\n")
         md.append(comparison_markdown(ctx.comparison))

@@ -41,17 +41,16 @@ class FakeWorld:
         every interval they cross."""
         with self.lock:
             while self.now_ns < t_ns:
-                due = [s for s in self.samplers if s.next_ns <= t_ns]
-                step_to = min([t_ns] + [s.next_ns for s in due])
+                due = [s for s in self.samplers if s.due() <= t_ns]
+                step_to = min([t_ns] + [s.due() for s in due])
                 dt = step_to - self.now_ns
                 for p in self.programs:
                     if p.running:
                         p.script.tick(p, dt)
                 self.now_ns = step_to
                 for s in due:
-                    if s.next_ns <= self.now_ns:
-                        s.next_ns = self.now_ns + int(s.interval_s * 1e9)
-                        s.sample()
+                    if s.due() <= self.now_ns:
+                        s.fire(self.now_ns)
 
     def advance(self, seconds: float) -> None:
         self.advance_to(self.now_ns + int(seconds * 1e9))
@@ -174,13 +173,21 @@ class FakeProgram(Program):
 
 
 class _TickSampler:
-    """A Sampler driven by the world's clock instead of a thread."""
+    """A Sampler driven by the world's clock instead of a thread: every interval, and at its marks."""
 
-    def __init__(self, world: FakeWorld, sampler, interval_s: float):
-        self.world, self.sampler, self.interval_s = world, sampler, interval_s
+    def __init__(self, world: FakeWorld, sampler, interval_s: float, offset_ns: int):
+        self.world, self.sampler, self.interval_s, self.offset_ns = world, sampler, interval_s, offset_ns
         self.next_ns = world.now_ns + int(interval_s * 1e9)
 
-    def sample(self) -> None:
+    def due(self) -> int:
+        marks = [m - self.offset_ns for m in self.sampler._marks]  # host clock -> world clock
+        return min([self.next_ns, *marks])
+
+    def fire(self, now: int) -> None:
+        with self.sampler._lock:
+            self.sampler._marks = [m for m in self.sampler._marks if m - self.offset_ns > now]
+        if self.next_ns <= now:
+            self.next_ns = now + int(self.interval_s * 1e9)
         self.sampler.sample()
 
 
@@ -219,7 +226,7 @@ class FakeHost(Host):
 
         sampler = Sampler(self, program, interval_s, watch)
         sampler.sample()
-        self.world.samplers.append(_TickSampler(self.world, sampler, interval_s))
+        self.world.samplers.append(_TickSampler(self.world, sampler, interval_s, self.offset_ns))
         original_stop = sampler.stop
 
         def stop() -> None:
@@ -261,12 +268,12 @@ class FakeServer(FakeScript):
     (counts one request too many), ignore-term, listen-later (listens on 0.0.0.0 once loaded),
     busy (uses `cores` of CPU while loaded)."""
 
-    def __init__(self, mode: str = "good", cores: float = 0.5):
-        self.mode, self.cores = mode, cores
+    def __init__(self, mode: str = "good", cores: float = 0.5, model: ServerModel | None = None):
+        self.mode, self.cores, self.model = mode, cores, model
 
     def start(self, p: FakeProgram) -> None:
         world = p.host.world
-        world.state.setdefault("served", {"requests": 0, "connections": 0})
+        world.state["served"] = {"requests": 0, "connections": 0}  # a new server counts from zero
         world.state["server"] = p
         p.threads = int(p.arg("--threads", "1") or 1)
         if self.mode == "never-ready":
@@ -306,17 +313,37 @@ class FakeServer(FakeScript):
         p.exit(0)
 
 
-def latency_histogram(count: int) -> str | None:
-    """An HDR histogram (ns) of `count` replies: half at 450 µs, 40 % at 800 µs, 9 % at 1 ms, 1 % at 1.2 ms."""
+def latency_histogram(count: int, p50_us: float = 450, p90_us: float = 800, p99_us: float = 1000,
+                      max_us: float = 1200) -> str | None:
+    """An HDR histogram (ns) of `count` replies: half at p50, 40 % at p90, 9 % at p99, 1 % at max."""
     if count <= 0:
         return None
     from corobench.loadgens.merge import _histogram
 
     h = _histogram()
-    for value, share in ((450_000, 0.5), (800_000, 0.4), (1_000_000, 0.09), (1_200_000, 0.01)):
+    for value, share in ((p50_us, 0.5), (p90_us, 0.4), (p99_us, 0.09), (max_us, 0.01)):
         if int(count * share):
-            h.record_value(value, int(count * share))
+            h.record_value(int(value * 1000), int(count * share))
     return h.encode().decode()
+
+
+@dataclass(frozen=True)
+class Behaviour:
+    """What a fake server does at a load: the rate it achieves, its latency (µs), the errors it
+    causes, and the client's CPU share that load takes."""
+
+    achieved: float
+    p50_us: float
+    p99_us: float
+    errors: int = 0
+    client_share: float = 0.3
+
+
+class ServerModel:
+    """A server whose behaviour depends on the offered rate (None: closed loop), for capacity tests."""
+
+    def at(self, offered: float | None, connections: int, seconds: float) -> Behaviour:
+        raise NotImplementedError
 
 
 class FakeLoad(FakeScript):
@@ -359,10 +386,21 @@ class FakeLoad(FakeScript):
                      "first_error": "connection refused", "window": {}, "latency_us": {}, "cpu": {}})
             p.exit(0)
             return
+        offered = float(p.arg("--rate")) if p.arg("--rate") else None
+        model = getattr(server.script, "model", None)
+        behaviour = model.at(offered, conns, duration) if model is not None else None
+        rate = behaviour.achieved / count if behaviour is not None else self.rate
+        if behaviour is not None and behaviour.errors:
+            world.state["load_active"] = False
+            p.print({"tool": "corobench-load", "requests": 0, "ok": 0, "mismatched": 0, "connections": share,
+                     "errors": {"connect": 0, "reset": behaviour.errors, "eof": 0, "timeout": 0, "other": 0},
+                     "first_error": "connection reset by peer", "window": {}, "latency_us": {}, "cpu": {}})
+            p.exit(0)
+            return
         if duration:
             seconds = duration * (0.5 if self.mode == "short" else 1.0)
-            window_n = int(self.rate * seconds)
-            total = window_n + int(self.rate * warmup)
+            window_n = int(rate * seconds)
+            total = window_n + int(rate * warmup)
         else:
             n = int(requests_flag or 0)
             total = window_n = n // count + (1 if index < n % count else 0)
@@ -377,7 +415,9 @@ class FakeLoad(FakeScript):
                 n = round(window_n * (stop - t) / (end - begin))
                 intervals.append({"interval": k, "start_ns": t + host.offset_ns, "end_ns": stop + host.offset_ns,
                                   "requests": n, "ok": n, "mismatched": 0, "connections": 0,
-                                  "errors": {"connect": 0}, "histogram": latency_histogram(n)})
+                                  "errors": {"connect": 0}, "histogram": latency_histogram(
+                                      n, *((behaviour.p50_us, (behaviour.p50_us + behaviour.p99_us) / 2, behaviour.p99_us,
+                                            behaviour.p99_us * 1.2) if behaviour is not None else ()))})
                 t, k = stop, k + 1
         world.advance_to(end)
         world.state["load_active"] = False
@@ -387,7 +427,10 @@ class FakeLoad(FakeScript):
             p.eprint("corobench-load: stdin closed: load stopped")
             p.exit(4)
             return
-        p.cpu_s = self.cpu_share * (end - begin + warmup * 1e9) / 1e9
+        share_of_cpu = behaviour.client_share if behaviour is not None else self.cpu_share
+        p.cpu_s = share_of_cpu * (end - begin + warmup * 1e9) / 1e9
+        lat = ((behaviour.p50_us, (behaviour.p50_us + behaviour.p99_us) / 2, behaviour.p99_us, behaviour.p99_us * 1.2)
+               if behaviour is not None else (450, 800, 1000, 1200))
         for rec in intervals:
             p.print(rec)
         p.print({"tool": "corobench-load", "requests": total, "ok": total,
@@ -396,8 +439,9 @@ class FakeLoad(FakeScript):
                  "first_error": "reply 7: body differs from the token" if self.mode == "mismatch" else None,
                  "window": {"start_ns": begin + host.offset_ns, "end_ns": end + host.offset_ns, "seconds": seconds,
                             "requests": window_n, "ok": window_n, "connections": share},
-                 "latency_us": {"count": window_n, "mean": 650.0, "p50": 450.0, "p90": 800.0, "p99": 1000.0,
-                                "p999": 1200.0, "max": 1200.0},
-                 "histogram": latency_histogram(window_n),
-                 "cpu": {"user_s": p.cpu_s * 0.8, "sys_s": p.cpu_s * 0.2}})
+                 "latency_us": {"count": window_n, "mean": (lat[0] + lat[1]) / 2, "p50": lat[0], "p90": lat[1],
+                                "p99": lat[2], "p999": lat[3], "max": lat[3]},
+                 "histogram": latency_histogram(window_n, *lat),
+                 "cpu": {"user_s": p.cpu_s * 0.8, "sys_s": p.cpu_s * 0.2}, "warmup_s": warmup,
+                 "start_at_ns": int(start_at) if start_at is not None else None})
         p.exit(0)

@@ -82,6 +82,7 @@ class LoadResult:
     intervals: list[Interval] = field(default_factory=list)
     cpu_s: float | None = None  # the client's own CPU time over its run
     wall_s: float | None = None
+    active_s: float | None = None  # how long it loaded (warm-up and window; not the wait for a start time)
     cpus: int = 1  # CPUs it had
     raw: dict = field(default_factory=dict)  # its own output, stored with the run
 
@@ -92,9 +93,10 @@ class LoadResult:
     @property
     def cpu_share(self) -> float | None:
         """The share of its CPUs the client used over its run (≥ 0.9: it may be the limit)."""
-        if self.cpu_s is None or not self.wall_s:
+        span = self.active_s or self.wall_s
+        if self.cpu_s is None or not span:
             return None
-        return self.cpu_s / (self.wall_s * max(1, self.cpus))
+        return min(1.0, self.cpu_s / (span * max(1, self.cpus)))
 
 
 class LoadRun(ABC):

@@ -100,6 +100,7 @@ def parse(lines: list[str], exit_code: int | None, how: str, stderr: str, cpus: 
     if type(t0) is not int or type(t1) is not int or t1 <= t0:
         raise LoadFailed("output", "corobench-load reported no measured window")
     cpu = client.get("cpu") or {}
+    loading = (t1 - t0) / 1e9 + float(client.get("warmup_s") or 0)
     return LoadResult(
         tool="corobench-load", verified=True, requests=int(client.get("requests") or 0), ok=int(client.get("ok") or 0),
         connections=int(client.get("connections") or 0), window=(t0, t1),
@@ -107,6 +108,7 @@ def parse(lines: list[str], exit_code: int | None, how: str, stderr: str, cpus: 
         window_connections=window.get("connections"), latency_us=dict(client.get("latency_us") or {}),
         histogram=client.get("histogram"), intervals=_intervals(lines),
         cpu_s=(cpu.get("user_s") or 0) + (cpu.get("sys_s") or 0) if cpu else None, wall_s=wall_s, cpus=cpus,
+        active_s=min(wall_s, loading) if client.get("start_at_ns") is not None else None,
         raw=client,
     )
 

@@ -83,6 +83,7 @@ def merge(agents: list[AgentRun], aligned: bool = True) -> LoadResult:
     cpu = [a.result.cpu_s for a in agents]
     conns = [a.result.window_connections for a in agents]
     first = agents[0].result
+    intervals = merge_intervals(agents)
     merged = LoadResult(
         tool=first.tool, verified=all(a.result.verified for a in agents),
         requests=sum(a.result.requests for a in agents), ok=sum(a.result.ok for a in agents),
@@ -92,11 +93,15 @@ def merge(agents: list[AgentRun], aligned: bool = True) -> LoadResult:
                             else sum(conns)) if all(c is not None for c in conns) else None,
         latency_us=latency_of(histogram) if histogram is not None else {},
         histogram=histogram.encode().decode() if histogram is not None else None,
-        intervals=merge_intervals(agents),
+        intervals=intervals,
         cpu_s=sum(c for c in cpu if c is not None) if all(c is not None for c in cpu) else None,
         wall_s=max((a.result.wall_s or 0) for a in agents), cpus=sum(a.result.cpus for a in agents),
         raw={"tool": first.tool, "agents": [_agent_figures(a) for a in agents],
-             "rate": rate, "window": {"start_ns": window[0], "end_ns": window[1], "seconds": seconds}},
+             "rate": rate, "window": {"start_ns": window[0], "end_ns": window[1], "seconds": seconds},
+             "latency_us": latency_of(histogram) if histogram is not None else {},
+             "histogram": histogram.encode().decode() if histogram is not None else None,
+             "intervals": [{"interval": iv.index, "start_ns": iv.start_ns, "end_ns": iv.end_ns,
+                            "requests": iv.requests, "errors": iv.errors} for iv in intervals]},
     )
     return merged
 

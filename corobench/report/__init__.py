@@ -41,11 +41,16 @@ def write_report(db_path: Path, which: str, out_dir: Path, baseline: str | None 
         this = {k: meta[k] for k in ("session", "started_at", "status", "command", "git_commit")}
         comparison = compare.compare_cells(base[1], cells, (), base[0], this)
     from corobench.report import charts  # matplotlib loads only when a report is written
+    from corobench.report.capacity import capacity_section
+    from corobench.report.sections import who_wins
 
     try:
-        drawn = {name: charts.draw(name, group, out_dir) for name, group in by_scenario(cells).items()}
-        ctx = ReportContext(meta, cells, rows, drawn, comparison)
-        written = [path for paths in drawn.values() for path in paths]
+        capacity = capacity_section(meta, rows, out_dir)
+        # a capacity session's steps are drawn as its curves; the scenario's own charts would repeat them per rate
+        drawn = {} if capacity else {name: charts.draw(name, group, out_dir) for name, group in by_scenario(cells).items()}
+        sections = [who_wins(cells), *([capacity] if capacity else [])]
+        ctx = ReportContext(meta, cells, rows, drawn, comparison, sections)
+        written = [path for paths in drawn.values() for path in paths] + [p for s in sections for p in s.charts]
         for exporter in exporters().values():
             for name, text in exporter.report_files(ctx).items():
                 path = out_dir / name

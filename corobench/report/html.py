@@ -202,7 +202,7 @@ def _static(name: str) -> str:
 
 
 def render(meta: Mapping, cells: list[Cell], rows: Sequence[RunRow], charts: Mapping[str, list[Path]],
-           intro: str, comparison: cmp.Result | None = None) -> str:
+           intro: str, comparison: cmp.Result | None = None, sections: list | None = None) -> str:
     """The report page; `charts` maps a scenario to the chart files it wrote (its SVGs are inlined)."""
     from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 
@@ -220,8 +220,17 @@ def render(meta: Mapping, cells: list[Cell], rows: Sequence[RunRow], charts: Map
                           "tables": results_tables(name, group),
                           "warnings": [plain(w) for w in scenario_warnings(group)],
                           "failures": failures(rows, name)})
+    leading = []
+    for section in sections or []:
+        views = charts_view(section.charts, chart_index)
+        chart_index += len(views)
+        leading.append({"anchor": section.anchor, "title": section.title, "lines": [plain(x) for x in section.lines],
+                        "charts": views, "tables": [{"title": t.title, "columns": [{"label": c, "type": "text"}
+                                                                                  for c in t.columns],
+                                                     "rows": [[_cell(plain(x)) for x in row] for row in t.rows]}
+                                                    for t in section.tables]})
     return env.get_template("report.html.j2").render(
-        meta=meta, intro=intro, scenarios=scenarios, machine=machine_view(meta),
+        meta=meta, intro=intro, scenarios=scenarios, machine=machine_view(meta), sections=leading,
         comparison=comparison_view(comparison) if comparison is not None else None,
         baseline=comparison.a.get("session") if comparison is not None else None,
         css=_static("report.css"), script=script, script_hash=f"sha256-{digest}",

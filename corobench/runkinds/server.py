@@ -36,9 +36,9 @@ from corobench.verify import BadOutput, check_fields, clean_text, last_stderr_li
 
 READY_TIMEOUT_S = 60.0  # times the manifest's timeout_factor: a JVM under load starts slowly
 STOP_GRACE_S = 5.0  # the protocol: exit within 5 s of SIGTERM
-SAMPLE_INTERVAL_S = 0.1
-LISTEN_CHECK_EVERY = 5  # samples between checks of where the server listens (0.5 s)
-START_LEAD_S = 1.0  # agents that start together are told to start this long after they are launched
+SAMPLE_INTERVAL_S = 1.0  # sampling perturbs what it measures (sampler.py): the window's ends are sampled exactly
+LISTEN_CHECK_EVERY = 1  # samples between checks of where the server listens (1 s)
+START_LEAD_S = 0.5  # agents on this machine are told to start this long after they are launched
 START_LEAD_REMOTE_S = 2.0  # ... when one of them is reached over ssh
 MAX_AGENTS = 256
 
@@ -62,7 +62,7 @@ class ListenWatch:
 
     def check(self) -> None:
         self._count += 1
-        if self.found or self._count % LISTEN_CHECK_EVERY != 1:
+        if self.found or (self._count - 1) % LISTEN_CHECK_EVERY:
             return
         self.now()
 
@@ -193,7 +193,7 @@ class ServerKind(RunKind):
                 busy_before = host.cpu_times()  # the span of the samples: the server's start-up is its own
                 sampler = host.sampler(server, SAMPLE_INTERVAL_S, watch.check)
                 try:
-                    load = self._load(req, topo, generator, ready["port"])
+                    load = self._load(req, topo, generator, ready["port"], sampler)
                     result["client"] = load.raw
                 except RunFailed as failed:
                     server.wait(1.0)  # a crash is what the client's errors are about: let its end be seen
@@ -293,7 +293,8 @@ class ServerKind(RunKind):
             raise RunFailed("output", "ready line: threads must be a whole number >= 1")
         return ready
 
-    def _load(self, req: RunRequest, topo: Topology, generator: LoadGenerator, port: int) -> LoadResult:
+    def _load(self, req: RunRequest, topo: Topology, generator: LoadGenerator, port: int,
+              sampler: Sampler | None = None) -> LoadResult:
         """Every agent's load, started together, waited for together, merged on the server's clock."""
         scenario: ServerScenario = req.scenario  # type: ignore[assignment]
         spec = scenario.load_spec(req.params, req.timeout_s)
@@ -306,9 +307,14 @@ class ServerKind(RunKind):
                   for i, s in enumerate(slots)]
         offsets = [self._offset(s.host, label) for s, label in zip(slots, labels)]
         start_at = None
-        if (n > 1 or topo.spans_hosts) and spec.count is None:
+        if spec.count is None and generator.supports_agents:
+            # one window known in advance: agents start together on it, and the sampler samples its ends
             lead = START_LEAD_REMOTE_S if topo.spans_hosts else START_LEAD_S
             start_at = topo.server.clock_ns() + int((lead + spec.warmup_s) * 1e9)
+            if sampler is not None:
+                sampler.mark_at(start_at, start_at + int(spec.duration_s * 1e9))
+        elif sampler is not None:
+            sampler.sample(watch=False)  # right before the load: the server is idle until it starts
         remote = {s.host.name: s.host for s in slots if s.host is not topo.server}
         busy_before = {name: host.cpu_times() for name, host in remote.items()}
         runs = []
@@ -324,6 +330,8 @@ class ServerKind(RunKind):
         finally:
             for run in runs:
                 run.close()
+        if sampler is not None and start_at is None:
+            sampler.sample(watch=False)  # right after it: the server is idle again
         after = [self._offset(s.host, label) for s, label in zip(slots, labels)]
         for (before_ns, err_b), (after_ns, err_a), label in zip(offsets, after, labels):
             drift = abs(after_ns - before_ns)

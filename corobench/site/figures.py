@@ -1,0 +1,290 @@
+"""Plotly figure specs (JSON dicts in plotly.js's schema) for the results site; plotly.js draws them.
+
+Each scenario's headline views (scenarios/views.py) become summary figures, and each parameter set
+a history figure: the headline metric of every comparability key across sessions. Every point
+carries its row's id in `customdata`, so that the page's script can filter a figure's points by
+the rows a reader's filters leave (and redraw it with Plotly.react) without knowing anything
+about charts. Colours are fixed per series here (a filtered-out series never shifts the others'),
+a program's toolchain versions share its colour and differ in dash, and every point's hover text
+gives the median, the runs' min–max and their number, the session and its date.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from itertools import product
+from typing import Any, Callable
+
+from plotly.colors import qualitative
+
+from corobench.comparability import ComparabilityKey
+from corobench.scenarios import Metric, Scenario
+from corobench.scenarios.views import BARS, GROUPED, LINES, View
+from corobench.site.rows import Row
+from corobench.units import human
+
+PALETTE = qualitative.Plotly + qualitative.D3 + qualitative.Dark24
+DASHES = ("solid", "dash", "dot", "dashdot", "longdash", "longdashdot")
+HEIGHT = 420
+TEMPLATE_LAYOUT = {  # a small style of our own: Plotly's stock templates add ~7 KB to every figure
+    "font": {"family": "system-ui, sans-serif", "size": 12, "color": "#222"},
+    "paper_bgcolor": "white", "plot_bgcolor": "white", "hovermode": "closest",
+    "margin": {"l": 70, "r": 20, "t": 90, "b": 60}, "height": HEIGHT,
+    "legend": {"orientation": "v", "x": 1.02, "y": 1, "font": {"size": 11}},  # beside: it scrolls when long
+}
+VERSION = re.compile(r"[A-Za-z]*\d+(?:\.\d+)+[\w.+-]*")
+
+
+def short_toolchain(text: str) -> str:
+    """`go1.23.2` of `go version go1.23.2 linux/amd64`: a legend has room for the version alone."""
+    if len(text) <= 16:
+        return text
+    found = VERSION.search(text)
+    return found.group(0) if found else text[:16] + "…"
+AXIS = {"gridcolor": "#e5e5e5", "linecolor": "#888", "zeroline": False, "automargin": True}
+
+
+def esc(text: Any) -> str:
+    """Text for Plotly's labels, which read a little HTML (<br>, <b>): a program's name stays text."""
+    return html.escape(str(text), quote=False)
+
+
+def param_value(row: Row, name: str) -> Any:
+    return row.threads if name == "threads" else row.params.get(name)
+
+
+def params_text(values: dict) -> str:
+    return " ".join(f"{k}={v}" for k, v in values.items())
+
+
+class Series:
+    """Names and styles of the lines: a program, with its toolchain where it has several, its
+    machine where there are several, its load layout where there are several."""
+
+    def __init__(self, rows: list[Row], machine_names: dict[str, str], topology_names: dict[str, str]):
+        toolchains: dict[str, set[str]] = {}
+        for r in rows:
+            toolchains.setdefault(r.program, set()).add(r.key.toolchain)
+        self.several_toolchains = {p for p, t in toolchains.items() if len(t) > 1}
+        self.several_machines = len({r.key.machine for r in rows}) > 1
+        self.several_layouts = len({r.key.topology for r in rows}) > 1
+        self.machine_names, self.topology_names = machine_names, topology_names
+        lineages = sorted({self.lineage(r.key) for r in rows}, key=repr)
+        self.colour = {lin: PALETTE[i % len(PALETTE)] for i, lin in enumerate(lineages)}
+        self.dash: dict[tuple, str] = {}
+        for lin in lineages:
+            versions = sorted({r.key.toolchain for r in rows if self.lineage(r.key) == lin})
+            for i, version in enumerate(versions):
+                self.dash[(lin, version)] = DASHES[i % len(DASHES)]
+
+    @staticmethod
+    def lineage(key: ComparabilityKey) -> tuple:
+        return (key.program, key.machine, key.topology)
+
+    def name(self, key: ComparabilityKey) -> str:
+        parts = [key.program]
+        if key.program in self.several_toolchains:
+            parts.append(short_toolchain(key.toolchain))
+        if self.several_machines:
+            parts.append(self.machine_names.get(key.machine, key.machine))
+        if self.several_layouts and key.topology is not None:
+            parts.append(self.topology_names.get(key.topology, key.topology))
+        return " · ".join(parts)
+
+    def style(self, key: ComparabilityKey) -> dict:
+        lin = self.lineage(key)
+        return {"color": self.colour[lin], "dash": self.dash[(lin, key.toolchain)]}
+
+
+def hover(row: Row, value: tuple[float, float, float], metric: Metric, name: str, where: str) -> str:
+    median, low, high = value
+    spread = (f"runs: min {human(low, metric.unit)} – max {human(high, metric.unit)}, {row.runs_ok} runs"
+              if row.runs_ok > 1 else "1 run")
+    return (f"<b>{esc(name)}</b><br>{esc(where)}{metric.label}: <b>{esc(human(median, metric.unit))}</b><br>"
+            f"{esc(spread)}<br>session {row.session}, {row.date} · {esc(row.key.toolchain)}")
+
+
+def error_bars(values: list[tuple[float, float, float]], colour: str) -> dict:
+    return {"type": "data", "symmetric": False, "array": [h - m for m, _, h in values],
+            "arrayminus": [m - lo for m, lo, _ in values], "color": colour, "thickness": 1.2, "width": 4}
+
+
+def axis_title(metric: Metric) -> str:
+    return f"{metric.label} ({metric.unit}, {metric.better} is better)"
+
+
+def _trace(kind: str, rows: list[Row], xs: list, index: int, metric: Metric, series: Series, key: ComparabilityKey,
+           where: Callable[[Row], str], axis: int = 1, legend: bool = True) -> dict:
+    values = [r.figures[index] for r in rows]
+    style = series.style(key)
+    name = series.name(key)
+    trace: dict[str, Any] = {
+        "type": "scatter" if kind == "lines" else "bar", "name": esc(name), "legendgroup": esc(name),
+        "showlegend": legend, "x": xs, "y": [v[0] for v in values], "customdata": [r.id for r in rows],
+        "hovertext": [hover(r, v, metric, name, where(r)) for r, v in zip(rows, values)],
+        "hovertemplate": "%{hovertext}<extra></extra>", "error_y": error_bars(values, "#444"),
+    }
+    if kind == "lines":
+        trace.update(mode="lines+markers", line={"color": style["color"], "dash": style["dash"], "width": 2},
+                     marker={"color": style["color"], "size": 7})
+    else:
+        trace["marker"] = {"color": style["color"]}
+    if axis > 1:
+        trace.update(xaxis=f"x{axis}", yaxis=f"y{axis}")
+    return trace
+
+
+def _layout(title: str, subtitle: str, panels: list[str], x_title: str, metric: Metric, log_x: bool, log_y: bool,
+            x_type: str | None = None) -> dict:
+    layout: dict[str, Any] = {**TEMPLATE_LAYOUT, "title": {"text": esc(title) + (
+        f"<br><sup>{esc(subtitle)}</sup>" if subtitle else ""), "x": 0, "xanchor": "left"}}
+    n = max(len(panels), 1)
+    gap = 0.04 if n > 1 else 0.0
+    width = (1 - gap * (n - 1)) / n
+    y_axis = {**AXIS, "title": {"text": axis_title(metric)}, "type": "log" if log_y else "linear"}
+    if log_y:
+        y_axis["dtick"] = "D2"
+    else:
+        y_axis["rangemode"] = "tozero"
+    annotations = []
+    for i in range(n):
+        suffix = "" if i == 0 else str(i + 1)
+        x_axis = {**AXIS, "domain": [i * (width + gap), i * (width + gap) + width],
+                  "title": {"text": esc(x_title)}, "anchor": f"y{suffix}"}
+        if x_type or log_x:
+            x_axis["type"] = x_type or "log"
+        if log_x:
+            x_axis["dtick"] = "D2"  # decades, and 2 and 5 between them
+        layout[f"xaxis{suffix}"] = x_axis
+        layout[f"yaxis{suffix}"] = {**y_axis, "anchor": f"x{suffix}"} if i == 0 else {
+            **y_axis, "anchor": f"x{suffix}", "matches": "y", "showticklabels": False, "title": {"text": ""}}
+        if panels:
+            annotations.append({"text": esc(panels[i]), "xref": f"x{suffix} domain", "yref": "paper",
+                                "x": 0.5, "y": 1.0, "yanchor": "bottom", "showarrow": False})
+    if annotations:
+        layout["annotations"] = annotations
+    return layout
+
+
+def _splits(rows: list[Row], names: list[str]) -> list[tuple[dict, list[Row]]]:
+    """Rows split by the values of `names` that vary (one figure each); constant ones go in titles."""
+    values: dict[str, list] = {}
+    for name in names:
+        seen = []
+        for r in rows:
+            v = param_value(r, name)
+            if v not in seen:
+                seen.append(v)
+        values[name] = seen
+    varying = [n for n in names if len(values[n]) > 1]
+    out = []
+    for combo in product(*(values[n] for n in varying)):
+        chosen = dict(zip(varying, combo))
+        members = [r for r in rows if all(param_value(r, n) == v for n, v in chosen.items())]
+        if members:
+            out.append(({k: v for k, v in chosen.items() if v is not None}, members))
+    return out
+
+
+def _ordered(values: list, scenario: Scenario, name: str) -> list:
+    declared = {p.name: p for p in scenario.params}
+    param = declared.get(name)
+    return sorted(values, key=lambda v: (v is None, param.sort_value(v) if param else v or 0))
+
+
+def summary_figures(scenario: Scenario, view: View, rows: list[Row], metrics: list[Metric],
+                    series: Series) -> list[dict]:
+    """The view's figures over every session's rows; the page shows the latest row per key."""
+    index = next((i for i, m in enumerate(metrics) if m.key == view.metric), 0)
+    metric = metrics[index]
+    usable = [r for r in rows if r.status == "ok" and r.figures[index] is not None]
+    names = [p.name for p in scenario.params] + ["threads"]
+    lines = view.shape == LINES and view.x is not None
+    layout_params = set(view.uses()) if lines or view.shape == GROUPED else set()
+    figures = []
+    for chosen, members in _splits(usable, [n for n in names if n not in layout_params]):
+        title = f"{view.title}" + (f" — {params_text(chosen)}" if chosen else "")
+        if lines:
+            figures.append(_lines_figure(scenario, view, members, index, metric, series, title))
+        else:
+            figures.append(_bars_figure(scenario, view, members, index, metric, series, title))
+    return figures
+
+
+def _by_key(rows: list[Row]) -> dict[ComparabilityKey, list[Row]]:
+    out: dict[ComparabilityKey, list[Row]] = {}
+    for r in rows:
+        out.setdefault(r.key, []).append(r)
+    return out
+
+
+def _lines_figure(scenario: Scenario, view: View, rows: list[Row], index: int, metric: Metric, series: Series,
+                  title: str) -> dict:
+    x_name = view.x
+    assert x_name is not None
+    panels = _ordered(list({param_value(r, view.panels) for r in rows}), scenario, view.panels) if view.panels else [None]
+    traces = []
+    shown: set[str] = set()
+    for p, panel in enumerate(panels):
+        in_panel = [r for r in rows if view.panels is None or param_value(r, view.panels) == panel]
+        # one line per program *and* its other parameters' key: a key's points differ only in x
+        lines: dict[tuple, list[Row]] = {}
+        for r in in_panel:
+            lines.setdefault((series.name(r.key), r.key.toolchain, r.key.machine, r.key.topology), []).append(r)
+        for _, members in sorted(lines.items(), key=lambda item: item[0]):
+            members.sort(key=lambda r: (param_value(r, x_name) or 0, r.time))
+            name = series.name(members[0].key)
+            traces.append(_trace("lines", members, [param_value(r, x_name) for r in members], index, metric, series,
+                                 members[0].key, lambda r: f"{x_name}={param_value(r, x_name)}: ", p + 1,
+                                 legend=name not in shown))
+            shown.add(name)
+    labels = [f"{view.panels}={v}" for v in panels] if view.panels else []
+    log_x = view.log_x and len({param_value(r, x_name) for r in rows}) > 1
+    return {"data": traces, "layout": _layout(title, "median of the runs; bars: min–max",
+                                              labels, view.xlabel or x_name, metric, log_x, view.log_y)}
+
+
+def _bars_figure(scenario: Scenario, view: View, rows: list[Row], index: int, metric: Metric, series: Series,
+                 title: str) -> dict:
+    traces = []
+    grouped = view.shape == GROUPED and view.group
+    for key, members in sorted(_by_key(rows).items(), key=lambda item: series.name(item[0])):
+        members.sort(key=lambda r: r.time)
+        if grouped:
+            xs = [f"{series.name(key)} · {view.group}={param_value(r, view.group)}" for r in members]
+        else:
+            xs = [series.name(key)] * len(members)
+        traces.append(_trace("bars", members, xs, index, metric, series, key, lambda r: "", legend=False))
+    layout = _layout(title, "median of the runs; bars: min–max", [], "", metric, False, view.log_y, "category")
+    layout["barmode"] = "overlay" if not grouped else "group"
+    layout["xaxis"]["tickangle"] = -30
+    return {"data": traces, "layout": layout}
+
+
+def history_figures(scenario: Scenario, rows: list[Row], metrics: list[Metric], series: Series) -> list[dict]:
+    """Per parameter set, the headline of every key over the sessions, in time order: a toolchain
+    change shows as the same colour in a new dash."""
+    metric = metrics[0]
+    usable = [r for r in rows if r.status == "ok" and r.figures[0] is not None]
+    names = [p.name for p in scenario.params] + ["threads"]
+    figures = []
+    for chosen, members in _splits(usable, names):
+        traces = []
+        for key, points in sorted(_by_key(members).items(), key=lambda item: (series.name(item[0]), item[0].toolchain)):
+            points.sort(key=lambda r: (r.time, r.session))
+            name = series.name(key)
+            label = name if key.program in series.several_toolchains else f"{name} · {short_toolchain(key.toolchain)}"
+            trace = _trace("lines", points, [r.time for r in points], 0, metric, series, key, lambda r: "")
+            trace["name"] = trace["legendgroup"] = esc(label)
+            traces.append(trace)
+        title = f"{scenario.name}: {metric.label} over time" + (f" — {params_text(chosen)}" if chosen else "")
+        layout = _layout(title, "each key's median per session; bars: min–max of its runs", [], "session start (UTC)",
+                         metric, False, False, "date")
+        figures.append({"data": traces, "layout": layout})
+    return figures
+
+
+CONFIG = {"displaylogo": False, "responsive": True, "modeBarButtonsToRemove": ["select2d", "lasso2d"]}
+
+__all__ = ["CONFIG", "Series", "history_figures", "summary_figures"]
