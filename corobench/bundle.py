@@ -326,7 +326,10 @@ def read_bundle(path: Path) -> Iterator[SessionInBundle]:
                 state = "session"
             elif kind == "run":
                 if current is None:
-                    raise BundleError("a run line outside a session (more runs than its session line says?)")
+                    raise BundleError("a run line outside a session")
+                if len(current.runs) >= expected:
+                    raise BundleError(f"session {current.session.uid} has more run lines than the {expected} its "
+                                      "session line says")
                 if value.get("session") != current.session.uid:
                     raise BundleError(f"a run of session {_shown(value.get('session'))} among the runs of "
                                       f"session {current.session.uid}")

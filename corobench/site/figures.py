@@ -68,7 +68,9 @@ class Series:
             toolchains.setdefault(r.program, set()).add(r.key.toolchain)
         self.several_toolchains = {p for p, t in toolchains.items() if len(t) > 1}
         self.several_machines = len({r.key.machine for r in rows}) > 1
-        self.several_layouts = len({r.key.topology for r in rows}) > 1
+        # a load layout is named only where one machine ran several (else the machine names it)
+        self.several_layouts = len({(r.key.machine, r.key.topology) for r in rows}) > len(
+            {r.key.machine for r in rows})
         self.machine_names, self.topology_names = machine_names, topology_names
         lineages = sorted({self.lineage(r.key) for r in rows}, key=repr)
         self.colour = {lin: PALETTE[i % len(PALETTE)] for i, lin in enumerate(lineages)}
@@ -111,7 +113,8 @@ def error_bars(values: list[tuple[float, float, float]], colour: str) -> dict:
 
 
 def axis_title(metric: Metric) -> str:
-    return f"{metric.label} ({metric.unit}, {metric.better} is better)"
+    unit = "" if metric.unit in metric.label else f"{metric.unit}, "
+    return f"{metric.label} ({unit}{metric.better} is better)"
 
 
 def _trace(kind: str, rows: list[Row], xs: list, index: int, metric: Metric, series: Series, key: ComparabilityKey,
@@ -151,7 +154,7 @@ def _layout(title: str, subtitle: str, panels: list[str], x_title: str, metric: 
     for i in range(n):
         suffix = "" if i == 0 else str(i + 1)
         x_axis = {**AXIS, "domain": [i * (width + gap), i * (width + gap) + width],
-                  "title": {"text": esc(x_title)}, "anchor": f"y{suffix}"}
+                  "title": {"text": esc(x_title) if n == 1 else ""}, "anchor": f"y{suffix}"}
         if x_type or log_x:
             x_axis["type"] = x_type or "log"
         if log_x:
@@ -162,6 +165,9 @@ def _layout(title: str, subtitle: str, panels: list[str], x_title: str, metric: 
         if panels:
             annotations.append({"text": esc(panels[i]), "xref": f"x{suffix} domain", "yref": "paper",
                                 "x": 0.5, "y": 1.0, "yanchor": "bottom", "showarrow": False})
+    if n > 1 and x_title:  # one x title under all panels, not one squeezed under each
+        annotations.append({"text": esc(x_title), "xref": "paper", "yref": "paper", "x": 0.5, "y": 0,
+                            "yshift": -40, "yanchor": "top", "showarrow": False, "font": {"size": 14}})
     if annotations:
         layout["annotations"] = annotations
     return layout
