@@ -122,7 +122,7 @@ def test_at_three_runs_no_table_claims_a_95_percent_interval(results):
                      "--format", "md", results=results, impls=FAKES)
     assert proc.returncode == 0, proc.stderr
     assert "median [min–max]" in proc.stdout and "95% CI]" not in proc.stdout
-    rows = [ln for ln in proc.stdout.splitlines() if ln.startswith("| fake-")]
+    rows = [ln for ln in proc.stdout.splitlines() if ln.startswith("| fake-") and "[" in ln]  # the ranked table
     assert len(rows) == 2 and any("(too few runs to test)" in r for r in rows) and not any(" ~ " in r for r in rows)
 
 
@@ -138,3 +138,20 @@ def test_the_too_short_check_looks_at_the_median_run():
 
     (cell,) = build_cells([row(1, 3_420_000), row(2, 5_000_000)])  # median 4.21 ms, the upper run 5 ms
     assert cell.too_short and any("under 5 ms" in w for w in cell.warnings)
+
+
+def test_each_scenario_section_opens_with_its_summary(results, tmp_path):
+    proc = corobench("run", "tasks", "-n", "10,100", "-d", "0", "--reps", "2", "--impl", "fake-good,fake-liar",
+                     results=results, impls=FAKES)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.index("tasks summary") < proc.stdout.index("tasks: tasks=10")  # the terminal
+    out = tmp_path / "rep"
+    assert corobench("report", "latest", "--out", str(out), results=results).returncode == 0
+    md = (out / "report.md").read_text()
+    assert md.index("## Who wins what") < md.index("## tasks")
+    section = md[md.index("## tasks"):]
+    assert section.index("Summary: peak memory (RSS) of N tasks") < section.index("### tasks=10")
+    assert "tasks=10: peak RSS" not in section.split("\n")[0]
+    html = (out / "report.html").read_text()
+    assert html.index('id="who-wins"') < html.index('id="s-tasks"')
+    assert html.index("peak memory (RSS) of N tasks", html.index('id="s-tasks"')) < html.index("tasks=10 sleep_ms=0", html.index('id="s-tasks"'))

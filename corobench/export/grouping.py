@@ -103,3 +103,45 @@ def scenario_warnings(cells: list[Cell]) -> list[str]:
     return [f"{summary}: " + "; ".join(f"{where}: {', '.join(names)}" if where else ", ".join(names)
                                        for where, names in places.items())
             for summary, places in kinds.items()]
+
+
+def summary_tables(scenario: str, cells: list[Cell]) -> list[TableData]:
+    """The scenario's summary (Scenario.summary), one table per set of the parameters it does not
+    pivot on: a row per program, the chosen metrics' medians, grouped per pivot value."""
+    spec = get_scenario(scenario).summary_table
+    if spec is None or not cells:
+        return []
+    metrics = {m.key: m for m in cells[0].metrics}
+    chosen = [metrics[k] for k in spec.metrics if k in metrics]
+    keys = [k for k in dict.fromkeys(k for c in cells for k in c.params) if k != spec.pivot]
+    sets: dict[tuple, list[Cell]] = {}
+    for c in cells:
+        sets.setdefault((tuple(repr(c.params.get(k)) for k in keys), c.threads), []).append(c)
+    tables = []
+    scenario_obj = get_scenario(scenario)
+    for (_, threads), group in sets.items():
+        pivots = sorted({c.params[spec.pivot] for c in group}, key=scenario_obj.param(spec.pivot).sort_value) \
+            if spec.pivot else [None]
+        shown = " ".join(f"{k}={group[0].params[k]}" for k in keys if group[0].params.get(k) not in (0, None))
+        columns = ["program"]
+        for value in pivots:
+            for m in chosen:
+                prefix = f"{spec.pivot}={value}: " if value is not None and (len(chosen) > 1 or len(pivots) > 1) else ""
+                columns.append(prefix + header(m.label, m.unit))
+        rows = []
+        for program in sorted({c.program for c in group}):
+            row = [program]
+            for value in pivots:
+                cell = next((c for c in group if c.program == program
+                             and (value is None or c.params[spec.pivot] == value)), None)
+                for m in chosen:
+                    if cell is None:
+                        row.append("")
+                    elif cell.status != "ok" or m.key not in cell.summaries:
+                        row.append(cell.status.upper() if cell.status != "ok" else "—")
+                    else:
+                        row.append(human(cell.summaries[m.key].median, m.unit))
+            rows.append(row)
+        title = spec.title + (f" — {shown}" if shown else "") + (f" threads={threads}" if threads is not None else "")
+        tables.append(TableData(title, columns, rows))
+    return tables

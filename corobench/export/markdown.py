@@ -8,7 +8,7 @@ import json
 from corobench.compare import (TEST, Result, change_text, failure_notes, one_side_text, p_text, session_text,
                                side_text, summary_line)
 from corobench.export.base import Exporter, ReportContext
-from corobench.export.grouping import groups, scenario_warnings, tabulate
+from corobench.export.grouping import groups, scenario_warnings, summary_tables, tabulate
 from corobench.results import Cell, by_scenario
 from corobench.verify import clean_text
 
@@ -29,6 +29,11 @@ def cell_text(text: str) -> str:
 
 def scenario_tables(scenario: str, cells: list[Cell], heading: str = "###") -> str:
     lines: list[str] = []
+    for summary in summary_tables(scenario, cells):  # the section opens with its original's shape
+        lines.append(f"{heading} Summary: {summary.title}\n")
+        lines.append("| " + " | ".join(summary.columns) + " |")
+        lines.append("|" + "---|" * len(summary.columns))
+        lines += ["| " + " | ".join(cell_text(x) for x in row) + " |" for row in summary.rows] + [""]
     for label, group in groups(cells):
         data = tabulate(scenario, label, group, warnings=False)
         lines.append(f"{heading} {label}\n")

@@ -12,7 +12,7 @@ from rich.text import Text
 from corobench import compare as cmp
 from corobench.compare import Result
 from corobench.export.base import Exporter
-from corobench.export.grouping import groups, tabulate
+from corobench.export.grouping import groups, summary_tables, tabulate
 from corobench.results import Cell, by_scenario
 from corobench.stats import interval_name
 from corobench.verify import clean_text
@@ -49,6 +49,13 @@ def print_table(cells: list[Cell], console: Console | None = None) -> None:
                       "significant, ≈ under 2 % (Mann-Whitney, 5 %). Every metric: --format md, csv or json.",
                       highlight=False, soft_wrap=True)
     for scenario, scenario_cells in by_scenario(cells).items():
+        for summary in summary_tables(scenario, scenario_cells):  # first: the scenario's own point
+            table = Table(title=f"{scenario} summary: {summary.title}", title_justify="left")
+            for i, name in enumerate(summary.columns):
+                table.add_column(name, justify="left" if i == 0 else "right", overflow="fold")
+            for row in summary.rows:
+                table.add_row(*[Text(x) for x in row])
+            console.print(table)
         for label, group in groups(scenario_cells):
             data = tabulate(scenario, label, group, terminal=True, ci_in_header=False)
             keep = fitting(data, console.width)

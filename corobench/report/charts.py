@@ -93,8 +93,10 @@ class UnitFormatter(ScalarFormatter):
         self.suffix = suffix
 
     def __call__(self, x, pos=None) -> str:
+        if x == 0:
+            return "0"
         text = super().__call__(x, pos)
-        return f"{text}{self.suffix}" if text and x != 0 else text
+        return f"{text}{self.suffix}" if text else text
 
 
 def spans_decade(values: list[float]) -> bool:
@@ -391,11 +393,10 @@ def series(cells: list[Cell], view: View, title: str, params: str) -> plt.Figure
     return fig
 
 
-def draw(scenario_name: str, cells: list[Cell], out_dir: Path) -> list[Path]:
-    """Every view of the scenario over these cells; the headline views' files first."""
+def figures(scenario_name: str, cells: list[Cell]):
+    """(file name, figure) of every view of the scenario over these cells; the headline views first."""
     scenario = get_scenario(scenario_name)
     metrics = {m.key: m for m in scenario.metrics}
-    paths: list[Path] = []
     for view in sorted(scenario.views, key=lambda v: not v.headline):
         for name_params, shown, threads, group in split(cells, view):
             params = param_text(shown, threads)
@@ -416,5 +417,12 @@ def draw(scenario_name: str, cells: list[Cell], out_dir: Path) -> list[Path]:
             elif view.shape == SERIES:
                 fig = series(group, view, view.title, params)
             if fig is not None:
-                paths += save(fig, out_dir, file_name(scenario_name, view, name_params, threads))
+                yield file_name(scenario_name, view, name_params, threads), fig
+
+
+def draw(scenario_name: str, cells: list[Cell], out_dir: Path) -> list[Path]:
+    """Every view of the scenario over these cells, as PNG and SVG; the headline views' files first."""
+    paths: list[Path] = []
+    for name, fig in figures(scenario_name, cells):
+        paths += save(fig, out_dir, name)
     return paths

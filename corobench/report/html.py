@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Mapping, Sequence
 
 from corobench import compare as cmp
-from corobench.export.grouping import groups, ranked, scenario_warnings, tabulate
+from corobench.export.grouping import groups, ranked, scenario_warnings, summary_tables, tabulate
 from corobench.results import Cell, by_scenario
 from corobench.scenarios import get_scenario
 from corobench.store import RunRow
@@ -216,8 +216,12 @@ def render(meta: Mapping, cells: list[Cell], rows: Sequence[RunRow], charts: Map
     for name, group in by_scenario(cells).items():
         views = charts_view(charts.get(name, []), chart_index)
         chart_index += len(views)
+        summaries = [{"label": t.title, "columns": [{"label": c, "type": "text" if i == 0 else "number"}
+                                                    for i, c in enumerate(t.columns)],
+                       "rows": [[_cell(plain(x), cls="" if i == 0 else "num") for i, x in enumerate(r)] for r in t.rows],
+                       "notes": []} for t in summary_tables(name, group)]
         scenarios.append({"name": name, "summary": get_scenario(name).summary, "charts": views,
-                          "tables": results_tables(name, group),
+                          "tables": summaries + results_tables(name, group),
                           "warnings": [plain(w) for w in scenario_warnings(group)],
                           "failures": failures(rows, name)})
     leading = []

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 from corobench import validate
 from corobench.errors import UsageError
-from corobench.scenarios.views import View
+from corobench.scenarios.views import SummaryTable, View
 
 if TYPE_CHECKING:
     from corobench.results import Cell
@@ -142,6 +142,7 @@ class Scenario:
     examples: str = ""  # `corobench run <name> --help` shows these
     views: tuple[View, ...] = ()  # its charts, drawn by the report layer (views.py)
     table_metrics: tuple[str, ...] = ()  # the terminal table's columns after the headline (default: the next 3)
+    summary_table: SummaryTable | None = None  # the table its section opens with (views.py)
 
     # ---------------------------------------------------------------- parameters
 

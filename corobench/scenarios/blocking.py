@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Mapping
 
-from corobench.scenarios.views import BARS, View
+from corobench.scenarios.views import SummaryTable, BARS, View
 from corobench.scenarios.base import CGROUP, CPU, RSS, WALL, Metric, Param, RunView, Scenario
 
 
@@ -34,6 +34,7 @@ class Blocking(Scenario):
     metrics = (PER_ITERATION, WALL, CPU, RSS, CGROUP)
     examples = "e.g. -n 100,1000 -i 100 (comma lists sweep)"
     legacy_name = "blocking.txt"
+    summary_table = SummaryTable(("per_iteration_us", "rss_mib"), title="time per iteration, per program and variant")
     views = (View("per-iteration", "blocking: time per iteration", "per_iteration_us", BARS, headline=True),)
 
     def expected_checksum(self, params: Mapping) -> int:

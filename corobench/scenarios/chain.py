@@ -11,7 +11,7 @@ import csv
 import io
 from typing import Mapping
 
-from corobench.scenarios.views import LINES, View
+from corobench.scenarios.views import SummaryTable, LINES, View
 from corobench.scenarios.base import CGROUP, CPU, RSS, WALL, Metric, Param, RunView, Scenario, column
 
 ETYPES = ("int", "str", "str_ptr", "str_clone")
@@ -50,6 +50,7 @@ class Chain(Scenario):
     examples = "e.g. -w 100,1000 -t all (comma lists sweep; 'all' is every event type)"
     legacy_name = "chain.csv"
     # the original's chart: speed against workers, one panel per event type
+    summary_table = SummaryTable(("speed",), pivot="etype", title="speed per event type (events/s)")
     views = (View("speed", "chain: speed against workers", "speed", LINES, x="workers",
                   xlabel="workers (sender/receiver pairs)", panels="etype", log_x=True, headline=True),)
 

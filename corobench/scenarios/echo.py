@@ -18,7 +18,7 @@ from corobench.scenarios.serverbase import (CLIENT_SHARE, CORES, CPU_PER_REQUEST
                                             SERVER_SHARE, THREADS, ServerScenario, param,
                                             SERVER_OTHERS, CLIENT_OTHERS,
                                             server_views)
-from corobench.scenarios.views import BARS, View
+from corobench.scenarios.views import SummaryTable, BARS, View
 
 UUID_LINE = 37  # "\n" + 36 characters
 
@@ -43,6 +43,8 @@ class Echo(ServerScenario):
                LAT_P50, LAT_P90, LAT_P999, LAT_MAX, LAT_MEAN, CLIENT_SHARE, SERVER_SHARE, SERVER_OTHERS, CLIENT_OTHERS)
     # the original's point: memory (peak RSS and virtual size) beside the rate it served, its CPU and tail
     table_metrics = ("peak_rss_mib", "peak_vsz_mib", "cpu_us_per_request", "lat_p99_us")
+    summary_table = SummaryTable(("peak_rss_mib", "peak_vsz_mib", "rps", "cpu_us_per_request"),
+                           title="server memory (peak RSS, peak virtual size) beside the rate and CPU per request")
     views = server_views("echo", (View("rps", "echo: requests/s", "rps", BARS, headline=True),))
     examples = ("e.g. --connections 50000 --size 17 --uuids 5 (the original), or --connections 64 "
                 "--per-connection 20000 --size 1024 --uuids 0 (ping-pong); comma lists sweep")

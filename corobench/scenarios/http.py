@@ -16,7 +16,7 @@ from corobench.scenarios.serverbase import (CLIENT_SHARE, CORES, CPU_PER_REQUEST
                                             RPS_PER_CORE, SERVER_SHARE, THREADS, ServerScenario, param,
                                             SERVER_OTHERS, CLIENT_OTHERS,
                                             server_views)
-from corobench.scenarios.views import LINES, View
+from corobench.scenarios.views import SummaryTable, LINES, View
 
 
 class Http(ServerScenario):
@@ -37,6 +37,8 @@ class Http(ServerScenario):
     table_metrics = ("lat_mean_us", "lat_p99_us", "server_cores", "rps_per_core")
     examples = "e.g. --connections 80,420,2020 --duration 10 (the original's table); comma lists sweep"
     loadgens = ("corobench-load", "wrk")
+    summary_table = SummaryTable(("rps", "lat_mean_us", "lat_p99_us", "server_cores", "rps_per_core"), pivot="connections",
+                           title="the original's table: requests/s, mean and p99 latency, CPU cores, requests/s per core")
     views = server_views("http", (View("rps", "http: requests/s against connections", "rps", LINES, x="connections",
                                        xlabel="keep-alive connections", log_x=True, headline=True),))
 

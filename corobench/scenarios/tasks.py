@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Mapping
 
-from corobench.scenarios.views import BARS, LINES, View
+from corobench.scenarios.views import SummaryTable, BARS, LINES, View
 from corobench.scenarios.base import CGROUP, CPU, ELAPSED, RSS, WALL, CellWarning, Metric, Param, Scenario, measured
 from corobench.units import seconds
 
@@ -27,6 +27,7 @@ class Tasks(Scenario):
     timing_fields = ("elapsed_ns", "spawn_ns")
     examples = "e.g. -n 1000,100000 -d 1000 (comma lists sweep)"
     legacy_name = "tasks.md"
+    summary_table = SummaryTable(("rss_mib",), pivot="tasks", title="peak memory (RSS) of N tasks, as the 1M-tasks comparison")
     views = (
         View("memory", "tasks: peak memory against N", "rss_mib", LINES, x="tasks", xlabel="concurrent tasks N",
              log_x=True, log_y=True, headline=True),

@@ -35,3 +35,14 @@ class View:
     def uses(self) -> set[str]:
         """The parameters this view lays out inside one figure; the others split figures."""
         return {p for p in (self.x, self.panels, self.group) if p}
+
+
+@dataclass(frozen=True)
+class SummaryTable:
+    """The table a scenario's section opens with, shaped like its original's: one row per program,
+    these metrics' medians, and with `pivot` one group of them per value of that parameter (http:
+    per connection count; tasks: per N)."""
+
+    metrics: tuple[str, ...]
+    pivot: str | None = None
+    title: str = ""
