@@ -178,6 +178,10 @@ def run(ctx: click.Context, suite_file: Path | None, fmt: str, **kw) -> None:
     if suite_file is None:
         raise UsageError(f"run needs a scenario ({', '.join(SCENARIOS)}) or --suite FILE")
     suite = load_suite(suite_file)
+    if suite.capacity is not None:  # a capacity search of its benchmarks (cli_capacity.py)
+        from corobench.cli_capacity import capacity_request
+
+        kw.update(capacity_request(suite.capacity))
     run_and_print(ctx, list(suite.benchmarks), fmt, suite_name=suite.name, suite_reps=suite.reps,
                   suite_timeout=suite.timeout, kind_options=suite.kind_options, **kw)
 

@@ -9,7 +9,7 @@ import click
 from rich.table import Table
 
 from corobench import validate
-from corobench.capacity import Search, drive, parse_objective
+from corobench.capacity import Objective, Search, drive, parse_objective
 from corobench.cli_support import complete_programs, run_and_print
 from corobench.errors import UsageError
 from corobench.export.table import out_console
@@ -102,6 +102,15 @@ def capacity_command(scenario: Scenario):
 
 def drive_jobs(runner, jobs, search: Search, step_s: float, warmup_s: float, reps: int) -> None:
     drive(runner, jobs, search, step_s, warmup_s, reps)
+
+
+def capacity_request(spec: dict) -> dict:
+    """What run_and_print needs for a capacity search from a suite's checked [capacity] settings."""
+    objective = Objective(dict(spec["objective"]))
+    search = Search(objective, spec["resolution"], spec["max_rate"])
+    return {"show": show_capacity, "driver": partial(drive_jobs, search=search, step_s=spec["step_s"],
+                                                     warmup_s=spec["warmup_s"], reps=spec["reps"]),
+            "extra_settings": {"capacity": {**spec, "objective": objective.limits}}}
 
 
 for _scenario in SCENARIOS.values():

@@ -11,7 +11,9 @@
     threads = 2                  # optional, as are warmup, timeout and reps
 
 A top-level `hosts = "FILE"` (relative to the suite) loads its server runs from the client hosts
-that hosts file names, as `--hosts FILE` does.
+that hosts file names, as `--hosts FILE` does. A `[capacity]` table (slo = ["p99=1ms"], step_s,
+warmup_s, reps, resolution, max_rate) makes it a capacity search of its server benchmarks, as
+`corobench capacity` runs one.
 
 Every value list is expanded as a cartesian product, in the order the scenario lists its params.
 """
@@ -28,7 +30,8 @@ from corobench.errors import UsageError
 from corobench.scenarios import get_scenario
 
 MAX_BENCHMARKS = 10_000  # parameter sets one sweep may expand to
-SUITE_KEYS = {"name", "description", "reps", "timeout", "hosts", "benchmark"}
+SUITE_KEYS = {"name", "description", "reps", "timeout", "hosts", "capacity", "benchmark"}
+CAPACITY_KEYS = {"slo", "step_s", "warmup_s", "reps", "resolution", "max_rate"}
 BENCH_KEYS = {"scenario", "impls", "threads", "warmup", "timeout", "reps"}
 
 
@@ -51,6 +54,7 @@ class Suite:
     timeout: float | None
     benchmarks: tuple[Benchmark, ...]
     kind_options: dict = field(default_factory=dict)  # e.g. hosts = "FILE": the server runs' hosts file
+    capacity: dict | None = None  # a capacity search's settings ([capacity]), checked
 
 
 def expand(scenario_name: str, raw: dict, typed: bool = False) -> list[dict]:
@@ -130,8 +134,37 @@ def load_suite(path: Path) -> Suite:
         if not isinstance(data["hosts"], str) or not data["hosts"]:
             raise UsageError(f"{where}: hosts must be the path of a hosts file")
         kind_options["hosts"] = str(path.parent / data["hosts"])
+    capacity = _capacity(data["capacity"], where, benchmarks) if "capacity" in data else None
     return Suite(name=str(data.get("name", path.stem)), description=str(data.get("description", "")),
-                 reps=reps, timeout=timeout, benchmarks=tuple(benchmarks), kind_options=kind_options)
+                 reps=reps, timeout=timeout, benchmarks=tuple(benchmarks), kind_options=kind_options,
+                 capacity=capacity)
+
+
+def _capacity(table: object, where: str, benchmarks: list[Benchmark]) -> dict:
+    """A suite's [capacity] table, checked: the objective parsed, the numbers in range."""
+    from corobench.capacity import parse_objective
+
+    if not isinstance(table, dict):
+        raise UsageError(f"{where}: [capacity] must be a table")
+    unknown = set(table) - CAPACITY_KEYS
+    if unknown:
+        raise UsageError(f"{where}: [capacity]: unknown key(s): {', '.join(sorted(unknown))}")
+    slo = table.get("slo")
+    if not isinstance(slo, list) or not all(isinstance(x, str) for x in slo):
+        raise UsageError(f"{where}: [capacity]: slo must be a list like [\"p99=1ms\"]")
+    if any(get_scenario(b.scenario).kind != "server" for b in benchmarks):
+        raise UsageError(f"{where}: a capacity suite measures servers only (echo, http)")
+    try:
+        out = {"objective": parse_objective(slo).limits,
+               "step_s": _maybe(table, "step_s", lambda v, n: validate.seconds(n, v, 0.5, 3600)) or 5.0,
+               "warmup_s": _maybe(table, "warmup_s", lambda v, n: validate.seconds(n, v, -1e-9, 3600)),
+               "reps": _maybe(table, "reps", lambda v, n: validate.whole(n, v, 1, 100)) or 1,
+               "resolution": _maybe(table, "resolution", lambda v, n: validate.seconds(n, v, 0.0, 0.99)) or 0.05,
+               "max_rate": _maybe(table, "max_rate", lambda v, n: float(validate.whole(n, v, 1, 10**9)))}
+    except UsageError as exc:
+        raise UsageError(f"{where}: [capacity]: {exc}") from None
+    out["warmup_s"] = 1.0 if out["warmup_s"] is None else out["warmup_s"]
+    return out
 
 
 def _maybe(table: dict, key: str, check):

@@ -37,6 +37,7 @@ from corobench.site import details
 from corobench.site.figures import CONFIG, Series, history_figures, summary_figures
 from corobench.site.rows import Row, as_json, column_metrics, latest_per_key, make_row, when, winners
 from corobench.store import SessionRecord, Store
+from corobench.units import header
 
 PLOTLY_JS = ("plotly", "package_data/plotly.min.js")
 
@@ -246,7 +247,7 @@ def _scenario_page(row_set: ScenarioRows, infos: list[SessionInfo], machine_name
         "figures": {"summary": summary, "history": history}, "config": CONFIG,
         "machines": {fp: machine_names[fp] for fp in sorted({r.key.machine for r in rows})},
         "layouts": {fp: layouts.get(fp, fp) for fp in sorted({r.key.topology for r in rows if r.key.topology})},
-        "sessions": session_list,
+        "sessions": session_list, "severalLayouts": series.several_layouts,
     }
     values: dict[str, list[str]] = {}
     for name in param_names:
@@ -268,7 +269,7 @@ def _scenario_page(row_set: ScenarioRows, infos: list[SessionInfo], machine_name
         threads=[str(t) for t in threads], programs=sorted({r.program for r in rows}),
         machines=sorted(((fp, name, machine_labels[fp]) for fp, name in data["machines"].items()),
                         key=lambda item: item[1]),
-        columns=[m for m in metrics[:row_set.columns]], dates=(min(r.date for r in rows), max(r.date for r in rows)),
+        columns=[header(m.label, m.unit) for m in metrics[:row_set.columns]], better=metrics[0].better, dates=(min(r.date for r in rows), max(r.date for r in rows)),
         server=scenario.kind == "server"))
     page["wins"] = _wins(scenario, rows, series, machine_names, layouts)
     return page

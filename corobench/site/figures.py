@@ -119,20 +119,23 @@ def axis_title(metric: Metric) -> str:
 
 def _trace(kind: str, rows: list[Row], xs: list, index: int, metric: Metric, series: Series, key: ComparabilityKey,
            where: Callable[[Row], str], axis: int = 1, legend: bool = True) -> dict:
+    """A line through `xs` (kind "lines"), or horizontal bars named by `xs` (kind "bars")."""
     values = [r.figures[index] for r in rows]
     style = series.style(key)
     name = series.name(key)
     trace: dict[str, Any] = {
         "type": "scatter" if kind == "lines" else "bar", "name": esc(name), "legendgroup": esc(name),
-        "showlegend": legend, "x": xs, "y": [v[0] for v in values], "customdata": [r.id for r in rows],
+        "showlegend": legend, "customdata": [r.id for r in rows],
         "hovertext": [hover(r, v, metric, name, where(r)) for r, v in zip(rows, values)],
-        "hovertemplate": "%{hovertext}<extra></extra>", "error_y": error_bars(values, "#444"),
+        "hovertemplate": "%{hovertext}<extra></extra>",
     }
     if kind == "lines":
-        trace.update(mode="lines+markers", line={"color": style["color"], "dash": style["dash"], "width": 2},
+        trace.update(x=xs, y=[v[0] for v in values], error_y=error_bars(values, "#444"), mode="lines+markers",
+                     line={"color": style["color"], "dash": style["dash"], "width": 2},
                      marker={"color": style["color"], "size": 7})
-    else:
-        trace["marker"] = {"color": style["color"]}
+    else:  # horizontal: a program's name reads along its bar, however long
+        trace.update(y=xs, x=[v[0] for v in values], error_x=error_bars(values, "#444"), orientation="h",
+                     marker={"color": style["color"]})
     if axis > 1:
         trace.update(xaxis=f"x{axis}", yaxis=f"y{axis}")
     return trace
@@ -255,16 +258,24 @@ def _bars_figure(scenario: Scenario, view: View, rows: list[Row], index: int, me
                  title: str) -> dict:
     traces = []
     grouped = view.shape == GROUPED and view.group
-    for key, members in sorted(_by_key(rows).items(), key=lambda item: series.name(item[0])):
+    def best_first(item: tuple[ComparabilityKey, list[Row]]) -> tuple:
+        latest = max(item[1], key=lambda r: (r.time, r.session)).figures[index][0]
+        return (-latest if metric.better == "higher" else latest, series.name(item[0]))
+
+    for key, members in sorted(_by_key(rows).items(), key=best_first):
         members.sort(key=lambda r: r.time)
         if grouped:
             xs = [f"{series.name(key)} · {view.group}={param_value(r, view.group)}" for r in members]
         else:
             xs = [series.name(key)] * len(members)
         traces.append(_trace("bars", members, xs, index, metric, series, key, lambda r: "", legend=False))
-    layout = _layout(title, "median of the runs; bars: min–max", [], "", metric, False, view.log_y, "category")
+    layout = _layout(title, "median of the runs; whiskers: min–max", [], "", metric, False, view.log_y)
+    # horizontal bars: the metric along x, the programs down y (the first at the top)
+    layout["xaxis"], layout["yaxis"] = layout["yaxis"], {**AXIS, "type": "category", "autorange": "reversed"}
+    layout["xaxis"]["anchor"], layout["yaxis"]["anchor"] = "y", "x"
     layout["barmode"] = "overlay" if not grouped else "group"
-    layout["xaxis"]["tickangle"] = -30
+    layout["height"] = max(HEIGHT, 140 + 24 * len(traces))
+    layout["showlegend"] = False
     return {"data": traces, "layout": layout}
 
 

@@ -81,7 +81,8 @@
       td(tr, r.prog);
       td(tr, r.tc);
       td(tr, paramsText(r), "params");
-      td(tr, site.machines[r.m] + (r.topo ? ` · ${site.layouts[r.topo]}` : ""));
+      const where = td(tr, site.machines[r.m] + (r.topo && site.severalLayouts ? ` · ${site.layouts[r.topo]}` : ""), "machine");
+      if (r.topo) where.title = site.layouts[r.topo];
       td(tr, `${r.s} (${r.d})`, "num");
       if (r.st !== "ok") {
         td(tr, `${r.st.toUpperCase()}: ${r.why}`, "fail").colSpan = site.columns.length + 1;
@@ -106,8 +107,12 @@
       const pick = (array) => keep.map((i) => array[i]);
       const copy = Object.assign({}, trace, {
         x: pick(trace.x), y: pick(trace.y), customdata: pick(trace.customdata), hovertext: pick(trace.hovertext),
-        error_y: Object.assign({}, trace.error_y, { array: pick(trace.error_y.array), arrayminus: pick(trace.error_y.arrayminus) }),
       });
+      for (const bars of ["error_x", "error_y"]) {
+        if (trace[bars]) {
+          copy[bars] = Object.assign({}, trace[bars], { array: pick(trace[bars].array), arrayminus: pick(trace[bars].arrayminus) });
+        }
+      }
       if (trace.type !== "bar") { // a series' legend entry goes with its first trace still drawn
         copy.showlegend = !legend.has(trace.legendgroup);
         legend.add(trace.legendgroup);
@@ -118,9 +123,10 @@
   }
 
   function makeCharts(container, figures) {
-    return figures.map(() => {
+    return figures.map((fig) => {
       const div = document.createElement("div");
       div.className = "chart";
+      div.style.height = `${fig.layout.height}px`; // what plotly.js reads back when the window resizes
       container.appendChild(div);
       return div;
     });
