@@ -31,7 +31,7 @@ events = 5
 etype = ["int", "str"]
 [[benchmark]]
 scenario = "tasks"
-tasks = [2, 4]
+tasks = 2
 sleep_ms = 0
 """
 XEON = {"cpu_model": "Intel(R) Xeon(R) Platinum 8375C CPU @ 2.90GHz", "cores": 8, "memory_bytes": 33_280_000_000,
