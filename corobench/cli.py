@@ -17,6 +17,7 @@ from corobench import validate
 from corobench.cli_support import (accept_global_options, all_commands, complete_programs, complete_sessions, hosts,
                                    run_and_print)
 from corobench.cli_capacity import capacity
+from corobench.cli_results import export_cmd, import_cmd, site_cmd
 from corobench.crash import write_crash_log
 from corobench.errors import EXIT_BAD_INPUT, EXIT_HARNESS_BUG, EXIT_STORE_FAILED, Interrupted, StoreError, UsageError
 from corobench.export import comparison_formats, default_format, exporters, session_formats
@@ -232,12 +233,13 @@ for _scenario in SCENARIOS.values():
 @click.option("--baseline", default=None,
               help="A stored session to compare with (id, latest~N): report.md and report.html get the "
                    "`corobench compare BASELINE SESSION` tables.")
+@click.option("--across-machines", is_flag=True, help="Allow a baseline of another machine or load layout (labelled).")
 @click.pass_context
-def report(ctx: click.Context, session: str, out_dir: Path, baseline: str | None) -> None:
+def report(ctx: click.Context, session: str, out_dir: Path, baseline: str | None, across_machines: bool) -> None:
     """Write every format's report files (CSV, JSON, report.md, report.html, ...) and the charts for a stored session."""
     from corobench.report import write_report
 
-    for path in write_report(ctx.obj["results"] / DB_NAME, session, out_dir, baseline):
+    for path in write_report(ctx.obj["results"] / DB_NAME, session, out_dir, baseline, across_machines):
         click.echo(str(path))
 
 
@@ -285,8 +287,11 @@ def show(ctx: click.Context, what: str, which: str | None) -> None:
               help="How to print the comparison.")
 @click.option("--min-change", default="2%", show_default=True,
               help="The smallest significant change called better or worse (smaller ones read ≈).")
+@click.option("--across-machines", is_flag=True,
+              help="Compare sessions of different machines or load layouts (refused otherwise); labelled so.")
 @click.pass_context
-def compare_cmd(ctx: click.Context, a: str, b: str, metrics: tuple[str, ...], fmt: str, min_change: str) -> None:
+def compare_cmd(ctx: click.Context, a: str, b: str, metrics: tuple[str, ...], fmt: str, min_change: str,
+                across_machines: bool) -> None:
     """Compare two stored sessions cell by cell, B against A (ids, `latest` or `latest~N`).
 
     Per cell both medians with their CIs, the change and a Mann-Whitney U test at 5 % (`~`: not
@@ -296,9 +301,11 @@ def compare_cmd(ctx: click.Context, a: str, b: str, metrics: tuple[str, ...], fm
 
     keys = [k for item in metrics for k in validate.comma_list(item)]
     with Store(database(ctx, "run a benchmark first")) as store:
+        warnings, notes = cmp.check_comparable(store, a, b, across_machines)
         a_info, a_cells = cmp.load_session(store, a)
         b_info, b_cells = cmp.load_session(store, b)
     result = cmp.compare_cells(a_cells, b_cells, keys, a_info, b_info, validate.fraction("--min-change", min_change))
+    result.warnings[:0], result.notes[:0] = warnings, notes
     exporters()[fmt].print_comparison(result)
 
 
@@ -317,6 +324,8 @@ def sessions(ctx: click.Context) -> None:
 
 cli.add_command(hosts)
 cli.add_command(capacity)
+for _results_command in (export_cmd, import_cmd, site_cmd):
+    cli.add_command(_results_command)
 
 
 for _command in all_commands(cli):

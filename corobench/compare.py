@@ -39,6 +39,19 @@ def resolve_session(store: Store, which: str):
     return rows[-1 - n]
 
 
+def check_comparable(store: Store, a: str, b: str, across: bool) -> tuple[list[str], list[str]]:
+    """(warnings, notes) for comparing two sessions; sessions of different machines or load layouts
+    are refused (one line) unless `across` is asked, and then the comparison is labelled so."""
+    from corobench.comparability import comparable
+
+    verdict = comparable(resolve_session(store, a), resolve_session(store, b))
+    if not verdict.comparable and not across:
+        raise UsageError(f"sessions {a} and {b} are not comparable ({verdict.why}); compare them anyway with "
+                         "--across-machines, and the comparison says so")
+    warnings = [f"compared across machines or load layouts, as asked: {verdict.why}"] if not verdict.comparable else []
+    return warnings, list(verdict.notes)
+
+
 def load_session(store: Store, which: str) -> tuple[dict, list[Cell]]:
     """(a short description of the session, its cells)."""
     session = resolve_session(store, which)

@@ -54,3 +54,21 @@ def locked(path: Path) -> Iterator[None]:
         yield
     finally:
         os.close(fd)
+
+
+def read_toml(path: Path, what: str) -> dict:
+    """A TOML file a person wrote (a suite, a hosts file), or a one-line UsageError saying why not."""
+    import tomllib
+
+    from corobench.errors import UsageError
+
+    try:
+        return tomllib.loads(path.read_bytes().decode("utf-8"))
+    except OSError as exc:
+        raise UsageError(f"cannot read {what} {path}: {exc.strerror}") from None
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"{what} {path} is not UTF-8 text (byte {exc.start})") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise UsageError(f"{what} {path} is not valid TOML: {str(exc)[:200]}") from None
+    except RecursionError:
+        raise UsageError(f"{what} {path} nests arrays or tables deeper than a {what} can") from None

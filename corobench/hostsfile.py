@@ -20,12 +20,12 @@ from __future__ import annotations
 
 import ipaddress
 import socket
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from corobench import validate
 from corobench.errors import UsageError
+from corobench.files import read_toml
 
 TOP_KEYS = {"bind", "server_cpus", "ssh_config", "client"}
 CLIENT_KEYS = {"name", "ssh", "cpus", "agents", "sources", "ssh_options"}
@@ -85,14 +85,7 @@ def _strings(value: object, where: str, key: str) -> tuple[str, ...]:
 
 def load_hosts(path: Path | str) -> HostsFile:
     path = Path(path)
-    try:
-        data = tomllib.loads(path.read_bytes().decode("utf-8"))
-    except OSError as exc:
-        raise UsageError(f"cannot read hosts file {path}: {exc.strerror}") from None
-    except UnicodeDecodeError as exc:
-        raise UsageError(f"hosts file {path} is not UTF-8 text (byte {exc.start})") from None
-    except (tomllib.TOMLDecodeError, RecursionError) as exc:
-        raise UsageError(f"hosts file {path} is not valid TOML: {str(exc)[:200]}") from None
+    data = read_toml(path, "hosts file")
     unknown = set(data) - TOP_KEYS
     if unknown:
         raise UsageError(f"{path}: unknown key(s): {', '.join(sorted(unknown))}")

@@ -21,12 +21,12 @@ Every value list is expanded as a cartesian product, in the order the scenario l
 from __future__ import annotations
 
 import itertools
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from corobench import validate
 from corobench.errors import UsageError
+from corobench.files import read_toml
 from corobench.scenarios import get_scenario
 
 MAX_BENCHMARKS = 10_000  # parameter sets one sweep may expand to
@@ -80,16 +80,7 @@ def expand(scenario_name: str, raw: dict, typed: bool = False) -> list[dict]:
 
 
 def load_suite(path: Path) -> Suite:
-    try:
-        data = tomllib.loads(path.read_bytes().decode("utf-8"))
-    except OSError as exc:
-        raise UsageError(f"cannot read suite {path}: {exc.strerror}") from None
-    except UnicodeDecodeError as exc:
-        raise UsageError(f"suite {path} is not UTF-8 text (byte {exc.start})") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise UsageError(f"suite {path} is not valid TOML: {exc}") from None
-    except RecursionError:
-        raise UsageError(f"suite {path} nests arrays or tables deeper than a suite can") from None
+    data = read_toml(path, "suite")
     where = str(path)
     unknown = set(data) - SUITE_KEYS
     if unknown:

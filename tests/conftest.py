@@ -49,3 +49,14 @@ def corobench(*args: str, results: Path | None = None, impls: Path | None = None
 @pytest.fixture
 def results(tmp_path: Path) -> Path:
     return tmp_path / "results"
+
+
+def db_rows(results: Path, sql: str) -> list[tuple]:
+    """Rows of the results database, read directly (what was stored, whatever corobench says)."""
+    import sqlite3
+
+    db = sqlite3.connect(results / "corobench.sqlite")
+    try:
+        return db.execute(sql).fetchall()
+    finally:
+        db.close()

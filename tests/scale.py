@@ -20,6 +20,7 @@ import os
 import random
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -235,16 +236,19 @@ def generate(db: Path, sessions: int, runs_per_session: int = 1000, seed: int = 
 # --------------------------------------------------------------------------- measurement
 
 def measured(argv: list[str], env: dict) -> tuple[float, float, int]:
-    """(seconds, peak RSS in MiB, exit code) of one command: its own rusage, from wait4."""
-    start = time.monotonic()
-    proc = subprocess.Popen(argv, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    _, status, usage = os.wait4(proc.pid, 0)
-    seconds = time.monotonic() - start
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    err = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
-    if proc.returncode != 0:
-        print(f"  {' '.join(argv[-4:])}: exit {proc.returncode}: {err.strip()[-300:]}", file=sys.stderr)
-    return seconds, usage.ru_maxrss / 1024, proc.returncode
+    """(seconds, peak RSS in MiB, exit code) of one command (with `env` added to ours): its own
+    rusage, from wait4."""
+    with tempfile.TemporaryFile() as err:  # a file, not a pipe: nothing reads it while we wait
+        start = time.monotonic()
+        proc = subprocess.Popen(argv, cwd=ROOT, env={**os.environ, **env}, stdout=subprocess.DEVNULL, stderr=err)
+        _, status, usage = os.wait4(proc.pid, 0)
+        seconds = time.monotonic() - start
+        proc.returncode = code = os.waitstatus_to_exitcode(status)
+        if code != 0:
+            err.seek(0)
+            print(f"  {' '.join(argv[-4:])}: exit {code}: {err.read().decode(errors='replace').strip()[-300:]}",
+                  file=sys.stderr)
+    return seconds, usage.ru_maxrss / 1024, code
 
 
 def commands(results: Path, work: Path) -> dict[str, list[str]]:
@@ -262,8 +266,8 @@ def commands(results: Path, work: Path) -> dict[str, list[str]]:
 def measure(sizes: list[int], work: Path, runs_per_session: int) -> list[dict]:
     import shutil
 
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "tests")}
-    # run the CLI with export, import and site registered even where cli.py does not name them yet
+    env: dict[str, str] = {}
+    # the CLI with export, import and site registered even where cli.py does not name them yet
     launcher = work / "run_corobench.py"
     figures = []
     for size in sizes:

@@ -99,15 +99,20 @@ def test_build_failure_is_reported_and_others_still_build(results, tmp_path):
     assert "build failed" in run.stdout and run.returncode == 0
 
 
-def test_a_new_results_folder_rebuilds_nothing(tmp_path):
-    impls = tmp_path / "impls"
-    counter = tmp_path / "count"
+def counted_build(tmp_path, name: str) -> tuple:
+    """A fake implementation whose build appends a line to a counter file: (impls folder, counter,
+    a build state of its own for the env)."""
+    impls, counter = tmp_path / "impls", tmp_path / "count"
     good = (FAKES / "good" / "manifest.toml").read_text().replace('"../fake.py"', f'"{FAKES / "fake.py"}"')
-    (impls / "once").mkdir(parents=True)
-    (impls / "once" / "manifest.toml").write_text(
-        good.replace("fake-good", "fake-once") + f'build = ["sh", "-c", "echo x >> {counter}; touch built"]\n'
+    (impls / name).mkdir(parents=True)
+    (impls / name / "manifest.toml").write_text(
+        good.replace("fake-good", f"fake-{name}") + f'build = ["sh", "-c", "echo x >> {counter}; touch built"]\n'
         'build_outputs = ["built"]\n')
-    state = {"COROBENCH_BUILD_STATE": str(tmp_path / "builds")}
+    return impls, counter, {"COROBENCH_BUILD_STATE": str(tmp_path / "builds")}
+
+
+def test_a_new_results_folder_rebuilds_nothing(tmp_path):
+    impls, counter, state = counted_build(tmp_path, "once")
     for folder in ("r1", "r2", "r3"):
         proc = corobench("run", "chain", "-w", "2", "-e", "2", "--reps", "1", results=tmp_path / folder,
                          impls=impls, env=state)
@@ -216,14 +221,7 @@ def test_completion_offers_implementation_ids_and_sessions(results):
 
 
 def test_exec_does_not_build_unless_asked(tmp_path):
-    impls = tmp_path / "impls"
-    counter = tmp_path / "count"
-    good = (FAKES / "good" / "manifest.toml").read_text().replace('"../fake.py"', f'"{FAKES / "fake.py"}"')
-    (impls / "b").mkdir(parents=True)
-    (impls / "b" / "manifest.toml").write_text(
-        good.replace("fake-good", "fake-b") + f'build = ["sh", "-c", "echo x >> {counter}; touch built"]\n'
-        'build_outputs = ["built"]\n')
-    state = {"COROBENCH_BUILD_STATE": str(tmp_path / "builds")}
+    impls, counter, state = counted_build(tmp_path, "b")
     first = corobench("exec", "fake-b", "chain", "-w", "2", "--dry-run", results=tmp_path / "r", impls=impls, env=state)
     assert first.returncode == 0 and not counter.exists()
     built = corobench("exec", "fake-b", "chain", "-w", "2", "-e", "3", "--build", results=tmp_path / "r", impls=impls,

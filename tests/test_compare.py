@@ -243,3 +243,25 @@ def test_min_change_is_an_option_with_one_line_errors(sessions):
     for bad in ("-1%", "100%", "two", "1e9"):
         proc = corobench("compare", "1", "3", "--min-change", bad, results=sessions)
         assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1, (bad, proc.stderr)
+
+
+def test_sessions_of_two_machines_are_compared_only_when_asked_and_then_labelled(tmp_path):
+    import json
+    import sqlite3
+
+    results = tmp_path / "results"
+    for _ in range(2):
+        assert corobench("run", "chain", "-w", "2", "-e", "3", "--reps", "3", "--impl", "fake-good", results=results,
+                         impls=FAKES).returncode == 0
+    db = sqlite3.connect(results / "corobench.sqlite")
+    machine = json.loads(db.execute("SELECT machine FROM sessions WHERE id = 2").fetchone()[0])
+    machine.update(cpu_model="Another CPU 9000", cores=64)
+    db.execute("UPDATE sessions SET machine = ? WHERE id = 2", (json.dumps(machine),))
+    db.commit()
+    db.close()
+    refused = corobench("compare", "1", "2", results=results)
+    assert refused.returncode == 2 and "not comparable (different machines" in refused.stderr
+    assert len(refused.stderr.strip().splitlines()) == 1
+    asked = corobench("compare", "1", "2", "--across-machines", "--format", "json", results=results)
+    assert asked.returncode == 0
+    assert any("compared across machines" in w for w in json.loads(asked.stdout)["warnings"])

@@ -8,7 +8,6 @@ import os
 import random
 import resource
 import signal
-import sqlite3
 import subprocess
 import sys
 import time
@@ -16,21 +15,13 @@ from pathlib import Path
 
 import pytest
 
-from conftest import FAKES, ROOT, corobench
+from conftest import FAKES, ROOT, corobench, db_rows
 from impls import require_tool
 from test_process import gone
 
 SERVERS = ROOT / "tests" / "fixtures" / "fake-servers"
 CGROUP_PARENTS = [Path("/sys/fs/cgroup/memory/corobench"), Path("/sys/fs/cgroup/corobench")]
 CHAIN = ["run", "chain", "-w", "2", "-e", "3", "--reps", "2"]
-
-
-def db_rows(results: Path, sql: str) -> list[tuple]:
-    db = sqlite3.connect(results / "corobench.sqlite")
-    try:
-        return db.execute(sql).fetchall()
-    finally:
-        db.close()
 
 
 def leftover_cgroups(harness_pid: int) -> list[Path]:

@@ -19,19 +19,11 @@ from pathlib import Path
 
 import pytest
 
-from conftest import FAKES, ROOT, corobench
+from conftest import FAKES, ROOT, corobench, db_rows
 from test_process import gone
 
 HANG = ["run", "chain", "-w", "3", "-e", "4", "--reps", "1", "--timeout", "120", "--impl", "fake-good,fake-hang"]
 CGROUP_PARENT = Path("/sys/fs/cgroup/memory/corobench")
-
-
-def db_rows(results: Path, sql: str) -> list[tuple]:
-    db = sqlite3.connect(results / "corobench.sqlite")
-    try:
-        return db.execute(sql).fetchall()
-    finally:
-        db.close()
 
 
 def bookkeeping(results: Path) -> list[Path]:

@@ -23,13 +23,15 @@ def session_meta(session: SessionRecord) -> dict:
     }
 
 
-def write_report(db_path: Path, which: str, out_dir: Path, baseline: str | None = None) -> list[Path]:
+def write_report(db_path: Path, which: str, out_dir: Path, baseline: str | None = None,
+                 across_machines: bool = False) -> list[Path]:
     if not db_path.exists():
         raise UsageError(f"no results database at {db_path} (run a benchmark first)")
     store = Store(db_path)
     try:
         session = compare.resolve_session(store, which)
         rows = store.runs(session.id)
+        labels = compare.check_comparable(store, baseline, which, across_machines) if baseline is not None else ([], [])
         base = compare.load_session(store, baseline) if baseline is not None else None
     finally:
         store.close()
@@ -40,6 +42,7 @@ def write_report(db_path: Path, which: str, out_dir: Path, baseline: str | None 
     if base is not None:
         this = {k: meta[k] for k in ("session", "started_at", "status", "command", "git_commit")}
         comparison = compare.compare_cells(base[1], cells, (), base[0], this)
+        comparison.warnings[:0], comparison.notes[:0] = labels
     from corobench.report import charts  # matplotlib loads only when a report is written
     from corobench.report.capacity import capacity_section
     from corobench.report.sections import who_wins
