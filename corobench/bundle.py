@@ -16,11 +16,12 @@ from __future__ import annotations
 
 import gzip
 import json
+from hashlib import sha256
 import math
 import re
 import time
 import zlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Callable, Iterator
@@ -38,7 +39,7 @@ INT64 = 2**63
 UID = re.compile(r"[0-9A-Za-z][0-9A-Za-z._-]{0,63}")
 ENDED = ("finished", "interrupted", "store-failed", "crashed", "abandoned")  # a running session is not exported
 RUN_STATUSES = ("ok", "failed", "skipped")
-COMPRESSLEVEL = 6  # zlib's default: level 9 costs twice the time for 1-2 % smaller bundles
+COMPRESSLEVEL = 1  # JSON lines compress 3x at level 1; level 6 takes 2.3x the time for 15 % less
 
 
 class BundleError(Exception):
@@ -47,110 +48,104 @@ class BundleError(Exception):
 
 # --------------------------------------------------------------------------- field checks
 
-Check = Callable[[Any], str | None]  # None when the value is fine, else what is wrong with it
+@dataclass(frozen=True)
+class Field:
+    """What a field may hold: JSON types (as Python types), whether null, and a further check that
+    says what is wrong (None: nothing). Data, not code per field: a bundle has millions of them."""
+
+    types: tuple[type, ...]
+    must_be: str
+    nullable: bool = False
+    required: bool = False
+    check: Callable[[Any], bool] | None = None
 
 
 def _is_int(v: Any) -> bool:
     return type(v) is int and -INT64 <= v < INT64
 
 
-def _string(v: Any) -> str | None:
-    return None if isinstance(v, str) else "a string"
-
-
-def _opt(check: Check) -> Check:
-    def optional(v: Any) -> str | None:
-        problem = check(v) if v is not None else None
-        return f"{problem} or null" if problem else None
-    return optional
-
-
-def _int(v: Any) -> str | None:
-    return None if _is_int(v) else "a 64-bit integer"
-
-
-def _count(v: Any) -> str | None:
-    return None if _is_int(v) and v >= 0 else "a whole number (0 or more)"
-
-
-def _number(v: Any) -> str | None:
-    return None if type(v) in (int, float) and -INT64 <= v < INT64 else "a number"
-
-
-def _object(v: Any) -> str | None:
-    return None if isinstance(v, dict) else "an object"
-
-
-def _strings(v: Any) -> str | None:
-    return None if isinstance(v, list) and all(isinstance(a, str) for a in v) else "a list of strings"
-
-
-def _text_map(v: Any) -> str | None:
-    return None if isinstance(v, dict) and all(isinstance(x, str) for x in v.values()) else \
-        "an object of strings"
-
-
-def _time(v: Any) -> str | None:
+def _time(v: str) -> bool:
     try:
         datetime.fromisoformat(v)
-        return None
-    except (TypeError, ValueError):
-        return "an ISO 8601 time, e.g. 2026-11-21T10:00:00+0000"
+        return True
+    except ValueError:
+        return False
 
 
-def _one_of(*choices: str) -> Check:
-    return lambda v: None if v in choices else "one of " + ", ".join(choices)
+def _field(kind: str, nullable: bool = False, required: bool = False, choices: tuple[str, ...] = ()) -> Field:
+    if choices:
+        return Field((str,), "one of " + ", ".join(choices), nullable, required, lambda v: v in choices)
+    return {
+        "string": Field((str,), "a string", nullable, required),
+        "int": Field((int,), "a 64-bit integer", nullable, required, lambda v: -INT64 <= v < INT64),
+        "count": Field((int,), "a whole number (0 or more)", nullable, required, lambda v: 0 <= v < INT64),
+        "number": Field((int, float), "a number", nullable, required, lambda v: -INT64 <= v < INT64),
+        "object": Field((dict,), "an object", nullable, required),
+        "strings": Field((list,), "a list of strings", nullable, required,
+                         lambda v: all(type(a) is str for a in v)),
+        "text map": Field((dict,), "an object of strings", nullable, required,
+                          lambda v: all(type(a) is str for a in v.values())),
+        "time": Field((str,), "an ISO 8601 time, e.g. 2026-11-21T10:00:00+0000", nullable, required, _time),
+        "uid": Field((str,), "a uid (1-64 letters, digits, '.', '_' or '-')", nullable, required,
+                     lambda v: UID.fullmatch(v) is not None),
+    }[kind]
 
 
-def _uid(v: Any) -> str | None:
-    return None if isinstance(v, str) and UID.fullmatch(v) else "a uid (1-64 letters, digits, '.', '_' or '-')"
-
-
-SESSION_FIELDS: dict[str, tuple[Check, bool]] = {  # name: (check, required)
-    "type": (_one_of("session"), True),
-    "uid": (_uid, True),
-    "id": (_opt(_int), False),
-    "started_at": (_time, True),
-    "finished_at": (_opt(_time), False),
-    "status": (_one_of(*ENDED), True),
-    "command": (_string, True),
-    "git_commit": (_opt(_string), False),
-    "machine": (_object, True),
-    "toolchains": (_text_map, True),
-    "settings": (_object, True),
-    "runs": (_count, True),
+SESSION_FIELDS: dict[str, Field] = {
+    "type": _field("", required=True, choices=("session",)),
+    "uid": _field("uid", required=True),
+    "id": _field("int", nullable=True),
+    "started_at": _field("time", required=True),
+    "finished_at": _field("time", nullable=True),
+    "status": _field("", required=True, choices=ENDED),
+    "command": _field("string", required=True),
+    "git_commit": _field("string", nullable=True),
+    "machine": _field("object", required=True),
+    "toolchains": _field("text map", required=True),
+    "settings": _field("object", required=True),
+    "runs": _field("count", required=True),
 }
-RUN_TYPES: dict[str, Check] = {
-    "program": _string, "impl_id": _string, "variant": _opt(_string), "scenario": _string, "params": _object,
-    "threads": _opt(_int), "cpus": _opt(_string), "rep": _count, "status": _one_of(*RUN_STATUSES),
-    "argv": _strings, "cwd": _opt(_string), "failure_kind": _opt(_string), "reason": _opt(_string),
-    "exit_code": _opt(_int), "term_signal": _opt(_int), "wall_ns": _opt(_int), "elapsed_ns": _opt(_int),
-    "user_s": _opt(_number), "sys_s": _opt(_number), "max_rss_kb": _opt(_int), "cgroup_peak_bytes": _opt(_int),
-    "other_cpu_fraction": _opt(_number), "loadavg": _opt(_number), "reported_threads": _opt(_int),
-    "result": _opt(_object), "stderr_tail": _opt(_string), "metrics": _object,
+RUN_KINDS = {
+    "program": "string", "impl_id": "string", "variant": "string", "scenario": "string", "params": "object",
+    "threads": "int", "cpus": "string", "rep": "count", "status": "status", "argv": "strings", "cwd": "string",
+    "failure_kind": "string", "reason": "string", "exit_code": "int", "term_signal": "int", "wall_ns": "int",
+    "elapsed_ns": "int", "user_s": "number", "sys_s": "number", "max_rss_kb": "int", "cgroup_peak_bytes": "int",
+    "other_cpu_fraction": "number", "loadavg": "number", "reported_threads": "int", "result": "object",
+    "stderr_tail": "string", "metrics": "object",
 }
-assert set(RUN_TYPES) == set(RUN_COLUMNS), "every stored run column travels in a bundle"
+assert set(RUN_KINDS) == set(RUN_COLUMNS), "every stored run column travels in a bundle"
 RUN_REQUIRED = {"program", "impl_id", "scenario", "params", "rep", "status", "argv"}
-RUN_FIELDS: dict[str, tuple[Check, bool]] = {
-    "type": (_one_of("run"), True), "session": (_uid, True), "id": (_opt(_int), False),
-    "started_at": (_opt(_time), False),
-    **{name: (check, name in RUN_REQUIRED) for name, check in RUN_TYPES.items()},
+RUN_FIELDS: dict[str, Field] = {
+    "type": _field("", required=True, choices=("run",)),
+    "session": _field("uid", required=True),
+    "id": _field("int", nullable=True),
+    "started_at": _field("time", nullable=True),
+    **{name: _field(kind, nullable=name not in RUN_REQUIRED, required=name in RUN_REQUIRED)
+       if kind != "status" else _field("", required=True, choices=RUN_STATUSES) for name, kind in RUN_KINDS.items()},
 }
+REQUIRED = {id(SESSION_FIELDS): {n for n, f in SESSION_FIELDS.items() if f.required},
+            id(RUN_FIELDS): {n for n, f in RUN_FIELDS.items() if f.required}}
 
 
-def _checked(record: dict, spec: dict[str, tuple[Check, bool]], what: str) -> None:
-    for name in record:
-        if name not in spec:
+def _checked(record: dict, spec: dict[str, Field], what: str) -> None:
+    for name, value in record.items():
+        f = spec.get(name)
+        if f is None:
             raise BundleError(f"a {what} line has an unknown field '{name[:40]}' (version {VERSION} has none such)")
-    for name, (check, required) in spec.items():
-        if name not in record:
-            if required:
-                raise BundleError(f"a {what} line lacks the field '{name}'")
+        if value is None:
+            if f.nullable:
+                continue
+        elif type(value) in f.types and (f.check is None or f.check(value)):
             continue
-        problem = check(record[name])
-        if problem:
-            raise BundleError(f"field '{name}' of a {what} line must be {problem}, "
-                              f"not {_shown(record[name])}")
+        raise BundleError(f"field '{name}' of a {what} line must be {f.must_be}{' or null' if f.nullable else ''}, "
+                          f"not {_shown(value)}")
+    missing = REQUIRED[id(spec)] - record.keys()
+    if missing:
+        raise BundleError(f"a {what} line lacks the field '{sorted(missing)[0]}'")
+
+
+def _number(v: Any) -> bool:
+    return type(v) in (int, float) and -INT64 <= v < INT64
 
 
 def _shown(value: Any) -> str:
@@ -172,8 +167,9 @@ def run_line(uid: str, row: RunRow) -> dict:
             **{name: getattr(row, name) for name in RUN_COLUMNS}}
 
 
-def _session_record(line: dict) -> SessionRecord:
-    _checked(line, SESSION_FIELDS, "session")
+def _session_record(line: dict, check: bool) -> SessionRecord:
+    if check:
+        _checked(line, SESSION_FIELDS, "session")
     return SessionRecord(id=0, started_at=line["started_at"], finished_at=line.get("finished_at"),
                          status=line["status"], command=storable(line["command"]),
                          git_commit=_store_text(line.get("git_commit")), machine=line["machine"],
@@ -184,18 +180,22 @@ def _store_text(value: str | None) -> str | None:
     return storable(value) if value is not None else None
 
 
-def _run_record(line: dict) -> RunRow:
+TEXT_COLUMNS = ("program", "impl_id", "variant", "scenario", "cpus", "cwd", "failure_kind", "reason", "stderr_tail",
+                "status")
+
+
+def _check_run(line: dict) -> None:
+    """Everything a run line must be for the reports to read it as they read a run of their own."""
     _checked(line, RUN_FIELDS, "run")
     scenario = SCENARIOS.get(line["scenario"])
     if scenario is None:
         raise BundleError(f"run of unknown scenario '{line['scenario'][:40]}' (this corobench knows "
                           f"{', '.join(SCENARIOS)}: a newer corobench may)")
-    params = line["params"]
     declared = {p.name: p for p in scenario.params}
-    for name, value in params.items():
+    for name, value in line["params"].items():
         param = declared.get(name)
         if param is None:  # one this corobench no longer has: kept, and ordered by, as a number
-            if _number(value) is not None:
+            if not _number(value):
                 raise BundleError(f"parameter '{name[:40]}' (not one of {scenario.name}'s) must be a number, "
                                   f"not {_shown(value)}")
         elif param.choices and value not in param.choices:
@@ -203,16 +203,18 @@ def _run_record(line: dict) -> RunRow:
                               f"not {_shown(value)}")
         elif not param.choices and not _is_int(value):
             raise BundleError(f"parameter '{name}' of {scenario.name} must be an integer, not {_shown(value)}")
+    if line["status"] == "ok":
+        _readable(_run_record(line), scenario)
+
+
+def _run_record(line: dict) -> RunRow:
     values = {name: line.get(name) for name in RUN_COLUMNS}
-    values["metrics"] = line["metrics"]
-    for name in ("program", "impl_id", "variant", "scenario", "cpus", "cwd", "failure_kind", "reason", "stderr_tail",
-                 "status"):
-        values[name] = _store_text(values[name])
-    values["argv"] = [storable(a) for a in line["argv"]]
-    row = RunRow(**values, started_at=_store_text(line.get("started_at")))
-    if row.status == "ok":
-        _readable(row, scenario)
-    return row
+    for name in TEXT_COLUMNS:
+        if values[name] is not None:
+            values[name] = storable(values[name])
+    values["argv"] = [storable(a) for a in values["argv"]]
+    values["metrics"] = values["metrics"] or {}
+    return RunRow(**values, started_at=_store_text(line.get("started_at")))
 
 
 def _readable(row: RunRow, scenario) -> None:
@@ -250,7 +252,9 @@ def _parse(raw: bytes) -> dict:
 class SessionInBundle:
     line: int  # where its session line is
     session: SessionRecord
-    runs: list[RunRow]
+    runs: list[RunRow]  # when read to be stored (a checking pass only counts them)
+    digest: Any  # sha256 of its session line and run lines, as read
+    count: int = 0
 
 
 def _lines(path: Path) -> Iterator[tuple[int, bytes]]:
@@ -291,9 +295,10 @@ def _header(value: dict) -> None:
                           f"{VERSION}): upgrade corobench")
 
 
-def read_bundle(path: Path) -> Iterator[SessionInBundle]:
-    """Every session of the bundle with its runs, checked; UsageError (one line, with the line
-    number) at the first line that is wrong, including a bundle that ends early."""
+def read_bundle(path: Path, check: bool = True) -> Iterator[SessionInBundle]:
+    """Every session of the bundle with its runs and the digest of its lines; UsageError (one line,
+    with the line number) at the first line that is wrong, including a bundle that ends early.
+    `check=False` reads a bundle already checked: the order of its lines, not every field."""
     state = "start"  # start | header | session | end
     current: SessionInBundle | None = None
     expected = 0
@@ -313,31 +318,36 @@ def read_bundle(path: Path) -> Iterator[SessionInBundle]:
             if state in ("start", "end"):
                 raise BundleError("not a corobench bundle (its first line must be a header with format "
                                   f"\"{FORMAT}\")" if state == "start" else "a line after the end line")
-            if current is not None and len(current.runs) == expected and kind != "run":
+            if current is not None and current.count == expected and kind != "run":
                 yield current
                 current = None
             if kind == "session":
                 if current is not None:
-                    raise BundleError(f"session {current.session.uid} has {len(current.runs)} run lines, its "
+                    raise BundleError(f"session {current.session.uid} has {current.count} run lines, its "
                                       f"session line says {expected}")
-                session = _session_record(value)
-                current, expected = SessionInBundle(number, session, []), value["runs"]
+                current, expected = SessionInBundle(number, _session_record(value, check), [], sha256(raw)), \
+                    value["runs"]
                 totals["sessions"] += 1
                 state = "session"
             elif kind == "run":
                 if current is None:
                     raise BundleError("a run line outside a session")
-                if len(current.runs) >= expected:
+                if current.count >= expected:
                     raise BundleError(f"session {current.session.uid} has more run lines than the {expected} its "
                                       "session line says")
                 if value.get("session") != current.session.uid:
                     raise BundleError(f"a run of session {_shown(value.get('session'))} among the runs of "
                                       f"session {current.session.uid}")
-                current.runs.append(_run_record(value))
+                if check:
+                    _check_run(value)
+                else:
+                    current.runs.append(_run_record(value))
+                current.count += 1
+                current.digest.update(raw)
                 totals["runs"] += 1
             elif kind == "end":
                 if current is not None:
-                    raise BundleError(f"session {current.session.uid} has {len(current.runs)} run lines, its "
+                    raise BundleError(f"session {current.session.uid} has {current.count} run lines, its "
                                       f"session line says {expected}")
                 for name in ("sessions", "runs"):
                     if value.get(name) != totals[name]:
@@ -356,31 +366,45 @@ def read_bundle(path: Path) -> Iterator[SessionInBundle]:
 
 
 @dataclass
+class BundleCheck:
+    """What the checking pass found: the bundle's size, and the digest of each session's lines."""
+
+    sessions: int = 0
+    runs: int = 0
+    digests: list[bytes] = field(default_factory=list)
+
+
+@dataclass
 class ImportSummary:
     imported: int = 0
     present: int = 0
     runs: int = 0
-    new_ids: list[int] | None = None
+    new_ids: list[int] = field(default_factory=list)
 
 
-def check_bundle(path: Path) -> tuple[int, int]:
-    """Read the whole bundle only to check it: (sessions, runs); UsageError at its first bad line."""
-    sessions = runs = 0
+def check_bundle(path: Path) -> BundleCheck:
+    """Read the whole bundle only to check it; UsageError at its first bad line."""
+    found = BundleCheck()
     for item in read_bundle(path):
-        sessions += 1
-        runs += len(item.runs)
-    return sessions, runs
+        found.sessions += 1
+        found.runs += item.count
+        found.digests.append(item.digest.digest())
+    return found
 
 
-def import_bundle(store: Store, path: Path, checked: bool = False) -> ImportSummary:
-    """Store each session of the bundle that the database does not have yet. Unless `checked`
-    says check_bundle already read it, the bundle is checked whole first: a bad line is refused
-    before anything is written."""
-    if not checked:
-        check_bundle(path)
-    summary = ImportSummary(new_ids=[])
+def import_bundle(store: Store, path: Path, checked: BundleCheck | None = None) -> ImportSummary:
+    """Store each session of the bundle that the database does not have yet. The bundle is
+    checked whole first (unless `checked` is what check_bundle found): a bad line is refused
+    before anything is written. The storing pass does not check every field again; it compares
+    each session's lines with what the check read instead, so that a file changed in between
+    cannot slip anything past the check."""
+    checked = checked or check_bundle(path)
+    summary = ImportSummary()
     seen: set[str] = set()
-    for item in read_bundle(path):
+    for index, item in enumerate(read_bundle(path, check=False)):
+        if index >= len(checked.digests) or item.digest.digest() != checked.digests[index]:
+            raise UsageError(f"{path} changed while it was being imported (at line {item.line}); "
+                             f"{summary.imported} session(s) were imported before it: import it again")
         uid = item.session.uid
         assert uid is not None
         if uid in seen or session_by_uid(store, uid) is not None:

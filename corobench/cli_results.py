@@ -82,13 +82,12 @@ def import_cmd(ctx: click.Context, files: tuple[Path, ...]) -> None:
     """
     from corobench.bundle import check_bundle, import_bundle
 
-    for path in files:
-        check_bundle(path)
+    checks = {path: check_bundle(path) for path in files}  # every bundle whole, before anything is stored
     results = writable_dir(ctx.obj["results"], "results folder")
     imported = present = runs = 0
     with Store(results / DB_NAME, for_writing=True) as store:
         for path in files:
-            summary = import_bundle(store, path, checked=True)
+            summary = import_bundle(store, path, checks[path])
             imported, present, runs = imported + summary.imported, present + summary.present, runs + summary.runs
             numbers = summary.new_ids or []
             where = (f" as session {numbers[0]}" if len(numbers) == 1 else

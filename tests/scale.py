@@ -252,10 +252,12 @@ def measured(argv: list[str], env: dict) -> tuple[float, float, int]:
 
 
 def commands(results: Path, work: Path) -> dict[str, list[str]]:
+    """Each command over the generated results; `latest~3` ran on the latest session's machine
+    (every third session is machine B's), so the two may be compared without --across-machines."""
     cli = [sys.executable, "-m", "corobench", "--results", str(results)]
     return {
-        "report": [*cli, "report", "latest", "--baseline", "latest~1", "--out", str(work / "report")],
-        "compare": [*cli, "compare", "latest~1", "latest"],
+        "report": [*cli, "report", "latest", "--baseline", "latest~3", "--out", str(work / "report")],
+        "compare": [*cli, "compare", "latest~3", "latest"],
         "export": [*cli, "export", "--out", str(work / "all.jsonl.gz")],
         "import": [sys.executable, "-m", "corobench", "--results", str(work / "imported"), "import",
                    str(work / "all.jsonl.gz")],

@@ -5,7 +5,6 @@ screenshot of each scenario's summary is not blank."""
 
 from __future__ import annotations
 
-import gzip
 import json
 import os
 import shutil

@@ -13,14 +13,13 @@ from __future__ import annotations
 
 import html
 import re
-from itertools import product
 from typing import Any, Callable
 
 from plotly.colors import qualitative
 
 from corobench.comparability import ComparabilityKey
 from corobench.scenarios import Metric, Scenario
-from corobench.scenarios.views import BARS, GROUPED, LINES, View
+from corobench.scenarios.views import GROUPED, LINES, View
 from corobench.site.rows import Row
 from corobench.units import human
 
@@ -176,24 +175,21 @@ def _layout(title: str, subtitle: str, panels: list[str], x_title: str, metric: 
     return layout
 
 
-def _splits(rows: list[Row], names: list[str]) -> list[tuple[dict, list[Row]]]:
-    """Rows split by the values of `names` that vary (one figure each); constant ones go in titles."""
-    values: dict[str, list] = {}
-    for name in names:
-        seen = []
-        for r in rows:
-            v = param_value(r, name)
-            if v not in seen:
-                seen.append(v)
-        values[name] = seen
-    varying = [n for n in names if len(values[n]) > 1]
-    out = []
-    for combo in product(*(values[n] for n in varying)):
-        chosen = dict(zip(varying, combo))
-        members = [r for r in rows if all(param_value(r, n) == v for n, v in chosen.items())]
-        if members:
-            out.append(({k: v for k, v in chosen.items() if v is not None}, members))
-    return out
+def _splits(rows: list[Row], names: list[str], scenario: Scenario) -> list[tuple[dict, list[Row]]]:
+    """Rows split by the values of `names` that vary (one figure each, in the scenario's order of
+    values); the constant ones go in the page's lead, not in every title."""
+    varying = [n for n in names if len({repr(param_value(r, n)) for r in rows}) > 1]
+    groups: dict[tuple, list[Row]] = {}
+    for r in rows:
+        groups.setdefault(tuple(param_value(r, n) for n in varying), []).append(r)
+    declared = {p.name: p for p in scenario.params}
+
+    def order(combo: tuple) -> tuple:
+        return tuple((v is None, repr(type(v)), declared[n].sort_value(v) if n in declared else v or 0)
+                     for n, v in zip(varying, combo))
+
+    return [({n: v for n, v in zip(varying, combo) if v is not None}, groups[combo])
+            for combo in sorted(groups, key=order)]
 
 
 def _ordered(values: list, scenario: Scenario, name: str) -> list:
@@ -212,7 +208,7 @@ def summary_figures(scenario: Scenario, view: View, rows: list[Row], metrics: li
     lines = view.shape == LINES and view.x is not None
     layout_params = set(view.uses()) if lines or view.shape == GROUPED else set()
     figures = []
-    for chosen, members in _splits(usable, [n for n in names if n not in layout_params]):
+    for chosen, members in _splits(usable, [n for n in names if n not in layout_params], scenario):
         title = f"{view.title}" + (f" — {params_text(chosen)}" if chosen else "")
         if lines:
             figures.append(_lines_figure(scenario, view, members, index, metric, series, title))
@@ -286,7 +282,7 @@ def history_figures(scenario: Scenario, rows: list[Row], metrics: list[Metric], 
     usable = [r for r in rows if r.status == "ok" and r.figures[0] is not None]
     names = [p.name for p in scenario.params] + ["threads"]
     figures = []
-    for chosen, members in _splits(usable, names):
+    for chosen, members in _splits(usable, names, scenario):
         traces = []
         for key, points in sorted(_by_key(members).items(), key=lambda item: (series.name(item[0]), item[0].toolchain)):
             points.sort(key=lambda r: (r.time, r.session))
