@@ -140,12 +140,12 @@ def test_a_report_on_a_full_disk_is_exit_74_and_a_crash_log_goes_to_the_results_
                 assert proc.returncode == 74 and "cannot write the report" in proc.stderr, proc.stderr
             finally:
                 subprocess.run(["umount", "-l", str(small)])
-    import corobench.cli as cli_module
+    import corobench.session as session_module
 
     def broken(*args, **kwargs):
         raise RuntimeError("a bug")
 
-    monkeypatch.setattr(cli_module, "execute", broken)
+    monkeypatch.setattr(session_module, "execute", broken)
     proc = corobench(*CHAIN, "--impl", "fake-good", results=results, impls=FAKES)
     assert proc.returncode == 70 and str(results) in proc.stderr
     assert list(results.glob("crash-*.log"))

@@ -61,8 +61,9 @@ def nothing_left(net, within_s: float = 10) -> bool:
     while time.monotonic() < deadline:
         remote = [p for h in net.hosts.values() for p in h.processes("corobench-load")
                   if "clock" not in open(f"/proc/{p}/cmdline", "rb").read().decode(errors="replace")]
-        local = subprocess.run(["pgrep", "-f", "fake_server.py|corobench-go-http|corobench-tokio http"],
-                               capture_output=True, text=True).stdout.split()
+        # this test's servers: bound to this machine's address on the test network
+        local = subprocess.run(["pgrep", "-f", f"--host {net.server_address} "], capture_output=True,
+                               text=True).stdout.split()
         if not remote and not local:
             return True
         time.sleep(0.2)
