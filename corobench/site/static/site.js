@@ -122,30 +122,52 @@
     return data;
   }
 
+  // charts are drawn when they come near the screen: a page of years of sessions has dozens
+  const near = new Set();
+  const observer = new IntersectionObserver((entries) => {
+    for (const entry of entries) {
+      if (entry.isIntersecting) {
+        near.add(entry.target);
+        if (entry.target.pending) drawNow(entry.target);
+      } else {
+        near.delete(entry.target);
+      }
+    }
+  }, { rootMargin: "600px" });
+
   function makeCharts(container, figures) {
     return figures.map((fig) => {
       const div = document.createElement("div");
       div.className = "chart";
       div.style.height = `${fig.layout.height}px`; // what plotly.js reads back when the window resizes
       container.appendChild(div);
+      observer.observe(div);
       return div;
     });
   }
 
+  function drawNow(div) {
+    const { traces, layout } = div.pending;
+    div.pending = null;
+    Plotly.react(div, traces, structuredClone(layout), site.config);
+  }
+
   function draw(divs, figures, visible) {
-    let drawn = 0;
+    let shown = 0;
     figures.forEach((fig, n) => {
       const traces = filtered(fig, visible);
       const div = divs[n];
       div.hidden = traces.length === 0;
-      if (traces.length) {
-        Plotly.react(div, traces, structuredClone(fig.layout), site.config);
-        drawn++;
-      } else if (div.data) {
-        Plotly.purge(div);
+      div.dataset.traces = traces.length; // what is (or will be, once near the screen) drawn
+      div.pending = traces.length ? { traces, layout: fig.layout } : null;
+      if (!traces.length) {
+        if (div.data) Plotly.purge(div);
+        return;
       }
+      shown++;
+      if (near.has(div)) drawNow(div);
     });
-    return drawn;
+    return shown;
   }
 
   const summaryDivs = makeCharts($("summary-charts"), site.figures.summary);
@@ -156,11 +178,11 @@
     const within = site.rows.filter((r) => passes(r, f));
     const shown = latest(within);
     fillTable(shown);
-    const drawn = draw(summaryDivs, site.figures.summary, new Set(shown.map((r) => r.i))) +
+    const charts = draw(summaryDivs, site.figures.summary, new Set(shown.map((r) => r.i))) +
       draw(historyDivs, site.figures.history, new Set(within.map((r) => r.i)));
     $("shown").textContent = `${shown.length} result(s) shown (the latest of each comparability key)` +
       (shown.length > LIMIT ? `, the first ${LIMIT} in the table` : "") +
-      `; ${within.length} of ${site.rows.length} across sessions; ${drawn} chart(s).`;
+      `; ${within.length} of ${site.rows.length} across sessions; ${charts} chart(s).`;
     showRuns();
   }
 
