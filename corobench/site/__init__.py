@@ -22,6 +22,7 @@ import json
 import re
 import time
 from dataclasses import dataclass, field
+from functools import cache
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -117,6 +118,7 @@ def _chosen(store: Store, names: list[str] | None) -> list[SessionRecord]:
     return [found[i] for i in sorted(found)]
 
 
+@cache
 def _templates():
     from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 
