@@ -156,12 +156,6 @@ class ComparabilityKey:
     topology: str | None  # topology_fingerprint for server scenarios, None for batch ones
 
     @property
-    def lineage(self) -> tuple:
-        """The key less its toolchain: the same work on the same machine, across toolchain versions.
-        A history groups by it, so that a toolchain change shows as a new line beside the old one."""
-        return (self.scenario, self.params_key, self.threads, self.program, self.machine, self.topology)
-
-    @property
     def id(self) -> str:
         """A short name of the key, for file and element names."""
         return _digest("k", [getattr(self, f.name) for f in fields(self)])

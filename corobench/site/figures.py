@@ -1,12 +1,16 @@
 """Plotly figure specs (JSON dicts in plotly.js's schema) for the results site; plotly.js draws them.
 
 Each scenario's headline views (scenarios/views.py) become summary figures, and each parameter set
-a history figure: the headline metric of every comparability key across sessions. Every point
-carries its row's id in `customdata`, so that the page's script can filter a figure's points by
-the rows a reader's filters leave (and redraw it with Plotly.react) without knowing anything
-about charts. Colours are fixed per series here (a filtered-out series never shifts the others'),
-a program's toolchain versions share its colour and differ in dash, and every point's hover text
-gives the median, the runs' min–max and their number, the session and its date.
+a history figure: the headline metric of every comparability key across sessions. A figure holds
+one machine and load layout: the parts of the comparability key that say where a result was
+measured never meet in one chart (the reader's machine filter picks which to see); the parts that
+say what was measured (program, toolchain version) are its lines and bars, each named.
+
+Every point carries its row's id in `customdata`, so that the page's script can filter a figure's
+points by the rows a reader's filters leave (and redraw it with Plotly.react) without knowing
+anything about charts. A program has one colour everywhere (a filtered-out series never shifts
+the others'), its toolchain versions differ in dash, and every point's hover text gives the
+median, the runs' min–max and their number, the session and its date.
 """
 
 from __future__ import annotations
@@ -49,53 +53,56 @@ def esc(text: Any) -> str:
     return html.escape(str(text), quote=False)
 
 
+PLACE = ("machine", "layout")  # pseudo-parameters: every figure holds one of each
+
+
 def param_value(row: Row, name: str) -> Any:
+    if name == "machine":
+        return row.key.machine
+    if name == "layout":
+        return row.key.topology
     return row.threads if name == "threads" else row.params.get(name)
 
 
-def params_text(values: dict) -> str:
-    return " ".join(f"{k}={v}" for k, v in values.items())
-
-
 class Series:
-    """Names and styles of the lines: a program, with its toolchain where it has several, its
-    machine where there are several, its load layout where there are several."""
+    """Names and styles of the lines and bars: a program, with its toolchain version where it has
+    several; and how a figure's title names its machine and load layout."""
 
     def __init__(self, rows: list[Row], machine_names: dict[str, str], topology_names: dict[str, str]):
         toolchains: dict[str, set[str]] = {}
         for r in rows:
             toolchains.setdefault(r.program, set()).add(r.key.toolchain)
         self.several_toolchains = {p for p, t in toolchains.items() if len(t) > 1}
-        self.several_machines = len({r.key.machine for r in rows}) > 1
         # a load layout is named only where one machine ran several (else the machine names it)
         self.several_layouts = len({(r.key.machine, r.key.topology) for r in rows}) > len(
             {r.key.machine for r in rows})
         self.machine_names, self.topology_names = machine_names, topology_names
-        lineages = sorted({self.lineage(r.key) for r in rows}, key=repr)
-        self.colour = {lin: PALETTE[i % len(PALETTE)] for i, lin in enumerate(lineages)}
-        self.dash: dict[tuple, str] = {}
-        for lin in lineages:
-            versions = sorted({r.key.toolchain for r in rows if self.lineage(r.key) == lin})
-            for i, version in enumerate(versions):
-                self.dash[(lin, version)] = DASHES[i % len(DASHES)]
-
-    @staticmethod
-    def lineage(key: ComparabilityKey) -> tuple:
-        return (key.program, key.machine, key.topology)
+        programs = sorted(toolchains)
+        self.colour = {p: PALETTE[i % len(PALETTE)] for i, p in enumerate(programs)}
+        self.dash = {(p, version): DASHES[i % len(DASHES)]
+                     for p in programs for i, version in enumerate(sorted(toolchains[p]))}
 
     def name(self, key: ComparabilityKey) -> str:
-        parts = [key.program]
         if key.program in self.several_toolchains:
-            parts.append(short_toolchain(key.toolchain))
-        if self.several_machines:
-            parts.append(self.machine_names.get(key.machine, key.machine))
-        if self.several_layouts and key.topology is not None:
-            parts.append(self.topology_names.get(key.topology, key.topology))
-        return " · ".join(parts)
+            return f"{key.program} · {short_toolchain(key.toolchain)}"
+        return key.program
 
     def style(self, key: ComparabilityKey) -> dict:
-        lin = self.lineage(key)
-        return {"color": self.colour[lin], "dash": self.dash[(lin, key.toolchain)]}
+        return {"color": self.colour[key.program], "dash": self.dash[(key.program, key.toolchain)]}
+
+    def place(self, chosen: dict) -> str:
+        """The machine (and load layout) a figure holds, for its title."""
+        machine = chosen.get("machine")
+        where = self.machine_names.get(machine, machine) if machine else ""
+        layout = chosen.get("layout")
+        if layout and self.several_layouts:
+            where += f"; {self.topology_names.get(layout, layout)}"
+        return where
+
+
+def title_text(head: str, chosen: dict, series: Series) -> str:
+    params = " ".join(f"{k}={v}" for k, v in chosen.items() if k not in PLACE)
+    return head + (f" — {params}" if params else "")
 
 
 def hover(row: Row, value: tuple[float, float, float], metric: Metric, name: str, where: str) -> str:
@@ -175,18 +182,21 @@ def _layout(title: str, subtitle: str, panels: list[str], x_title: str, metric: 
     return layout
 
 
-def _splits(rows: list[Row], names: list[str], scenario: Scenario) -> list[tuple[dict, list[Row]]]:
-    """Rows split by the values of `names` that vary (one figure each, in the scenario's order of
-    values); the constant ones go in the page's lead, not in every title."""
-    varying = [n for n in names if len({repr(param_value(r, n)) for r in rows}) > 1]
+def _splits(rows: list[Row], names: list[str], scenario: Scenario, always: tuple[str, ...] = (),
+            series: Series | None = None) -> list[tuple[dict, list[Row]]]:
+    """Rows split by the values of `names` that vary, and of `always` (one figure each, in the
+    scenario's order of values); the constant parameters go in the page's lead, not in titles."""
+    varying = [n for n in names if n in always or len({repr(param_value(r, n)) for r in rows}) > 1]
     groups: dict[tuple, list[Row]] = {}
     for r in rows:
         groups.setdefault(tuple(param_value(r, n) for n in varying), []).append(r)
     declared = {p.name: p for p in scenario.params}
 
-    def order(combo: tuple) -> tuple:
-        return tuple((v is None, repr(type(v)), declared[n].sort_value(v) if n in declared else v or 0)
-                     for n, v in zip(varying, combo))
+    shown = {"machine": series.machine_names, "layout": series.topology_names} if series else {}
+
+    def order(combo: tuple) -> tuple:  # machines by name, parameters in the scenario's order
+        return tuple((v is None, repr(type(v)), declared[n].sort_value(v) if n in declared
+                      else shown[n].get(v, v) if n in shown else v or "") for n, v in zip(varying, combo))
 
     return [({n: v for n, v in zip(varying, combo) if v is not None}, groups[combo])
             for combo in sorted(groups, key=order)]
@@ -204,16 +214,17 @@ def summary_figures(scenario: Scenario, view: View, rows: list[Row], metrics: li
     index = next((i for i, m in enumerate(metrics) if m.key == view.metric), 0)
     metric = metrics[index]
     usable = [r for r in rows if r.status == "ok" and r.figures[index] is not None]
-    names = [p.name for p in scenario.params] + ["threads"]
+    names = [*PLACE, *(p.name for p in scenario.params), "threads"]
     lines = view.shape == LINES and view.x is not None
     layout_params = set(view.uses()) if lines or view.shape == GROUPED else set()
     figures = []
-    for chosen, members in _splits(usable, [n for n in names if n not in layout_params], scenario):
-        title = f"{view.title}" + (f" — {params_text(chosen)}" if chosen else "")
+    for chosen, members in _splits(usable, [n for n in names if n not in layout_params], scenario, PLACE,
+                                   series):
+        title, place = title_text(view.title, chosen, series), series.place(chosen)
         if lines:
-            figures.append(_lines_figure(scenario, view, members, index, metric, series, title))
+            figures.append(_lines_figure(scenario, view, members, index, metric, series, title, place))
         else:
-            figures.append(_bars_figure(scenario, view, members, index, metric, series, title))
+            figures.append(_bars_figure(scenario, view, members, index, metric, series, title, place))
     return figures
 
 
@@ -225,7 +236,7 @@ def _by_key(rows: list[Row]) -> dict[ComparabilityKey, list[Row]]:
 
 
 def _lines_figure(scenario: Scenario, view: View, rows: list[Row], index: int, metric: Metric, series: Series,
-                  title: str) -> dict:
+                  title: str, place: str) -> dict:
     x_name = view.x
     assert x_name is not None
     panels = _ordered(list({param_value(r, view.panels) for r in rows}), scenario, view.panels) if view.panels else [None]
@@ -236,7 +247,7 @@ def _lines_figure(scenario: Scenario, view: View, rows: list[Row], index: int, m
         # one line per program *and* its other parameters' key: a key's points differ only in x
         lines: dict[tuple, list[Row]] = {}
         for r in in_panel:
-            lines.setdefault((series.name(r.key), r.key.toolchain, r.key.machine, r.key.topology), []).append(r)
+            lines.setdefault((series.name(r.key), r.key.toolchain), []).append(r)
         for _, members in sorted(lines.items(), key=lambda item: item[0]):
             members.sort(key=lambda r: (param_value(r, x_name) or 0, r.time))
             name = series.name(members[0].key)
@@ -246,12 +257,12 @@ def _lines_figure(scenario: Scenario, view: View, rows: list[Row], index: int, m
             shown.add(name)
     labels = [f"{view.panels}={v}" for v in panels] if view.panels else []
     log_x = view.log_x and len({param_value(r, x_name) for r in rows}) > 1
-    return {"data": traces, "layout": _layout(title, "median of the runs; bars: min–max",
+    return {"data": traces, "layout": _layout(title, f"{place} · median of the runs; bars: min–max",
                                               labels, view.xlabel or x_name, metric, log_x, view.log_y)}
 
 
 def _bars_figure(scenario: Scenario, view: View, rows: list[Row], index: int, metric: Metric, series: Series,
-                 title: str) -> dict:
+                 title: str, place: str) -> dict:
     traces = []
     grouped = view.shape == GROUPED and view.group
     def best_first(item: tuple[ComparabilityKey, list[Row]]) -> tuple:
@@ -265,7 +276,7 @@ def _bars_figure(scenario: Scenario, view: View, rows: list[Row], index: int, me
         else:
             xs = [series.name(key)] * len(members)
         traces.append(_trace("bars", members, xs, index, metric, series, key, lambda r: "", legend=False))
-    layout = _layout(title, "median of the runs; whiskers: min–max", [], "", metric, False, view.log_y)
+    layout = _layout(title, f"{place} · median of the runs; whiskers: min–max", [], "", metric, False, view.log_y)
     # horizontal bars: the metric along x, the programs down y (the first at the top)
     layout["xaxis"], layout["yaxis"] = layout["yaxis"], {**AXIS, "type": "category", "autorange": "reversed"}
     layout["xaxis"]["anchor"], layout["yaxis"]["anchor"] = "y", "x"
@@ -280,9 +291,9 @@ def history_figures(scenario: Scenario, rows: list[Row], metrics: list[Metric], 
     change shows as the same colour in a new dash."""
     metric = metrics[0]
     usable = [r for r in rows if r.status == "ok" and r.figures[0] is not None]
-    names = [p.name for p in scenario.params] + ["threads"]
+    names = [*PLACE, *(p.name for p in scenario.params), "threads"]
     figures = []
-    for chosen, members in _splits(usable, names, scenario):
+    for chosen, members in _splits(usable, names, scenario, PLACE, series):
         traces = []
         for key, points in sorted(_by_key(members).items(), key=lambda item: (series.name(item[0]), item[0].toolchain)):
             points.sort(key=lambda r: (r.time, r.session))
@@ -291,9 +302,9 @@ def history_figures(scenario: Scenario, rows: list[Row], metrics: list[Metric], 
             trace = _trace("lines", points, [r.time for r in points], 0, metric, series, key, lambda r: "")
             trace["name"] = trace["legendgroup"] = esc(label)
             traces.append(trace)
-        title = f"{scenario.name}: {metric.label} over time" + (f" — {params_text(chosen)}" if chosen else "")
-        layout = _layout(title, "each key's median per session; bars: min–max of its runs", [], "session start (UTC)",
-                         metric, False, False, "date")
+        title = title_text(f"{scenario.name}: {metric.label} over time", chosen, series)
+        layout = _layout(title, f"{series.place(chosen)} · each key's median per session; bars: min–max of its runs",
+                         [], "session start (UTC)", metric, False, False, "date")
         figures.append({"data": traces, "layout": layout})
     return figures
 
