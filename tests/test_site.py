@@ -327,3 +327,38 @@ def test_every_scenario_page_in_the_browser_and_its_summary_screenshot(every_sce
             Path(keep).mkdir(parents=True, exist_ok=True)
             shutil.copyfile(shot, Path(keep) / shot.name)
     view.clean()
+
+
+HOSTILE_NAME = '<img src=x onerror=alert(1)>"\'&'
+
+
+def test_a_hostile_bundle_cannot_put_markup_into_the_site(two_machines, chromium, tmp_path):
+    """A program named with markup (a bundle carries any string): text in the table, the filters,
+    the legends and the hover text, never an element."""
+    bundle = tmp_path / "hostile.jsonl.gz"
+    assert corobench("export", "1", "--out", str(bundle), results=two_machines).returncode == 0
+    records = lines_of(bundle)
+    for r in records:
+        if r.get("type") == "session":
+            r["uid"] = "hostile1"
+            r["toolchains"][HOSTILE_NAME] = HOSTILE_NAME
+        elif r.get("type") == "run":
+            r["session"] = "hostile1"
+            if r["program"] == "fake-good":
+                r["program"] = r["impl_id"] = HOSTILE_NAME
+    write_lines(bundle, records)
+    results = tmp_path / "results"
+    assert corobench("import", str(bundle), results=results).returncode == 0
+    out = tmp_path / "site"
+    assert corobench("site", "--out", str(out), results=results).returncode == 0
+    assert HOSTILE_NAME not in (out / "chain.html").read_text()  # escaped by the template
+    view = Page(chromium)
+    view.open(out / "chain.html")
+    view.draw_everything()
+    page = view.page
+    assert HOSTILE_NAME in page.locator("#results tbody").inner_text()
+    assert HOSTILE_NAME in page.locator("#filters").inner_text()
+    legends = page.evaluate("() => Array.from(document.querySelectorAll('.legendtext')).map(e => e.textContent)")
+    assert any(HOSTILE_NAME in text for text in legends)
+    assert page.locator("img").count() == 0 and page.locator("script:not([src])").count() == 0
+    view.clean()  # no dialog, no console error
