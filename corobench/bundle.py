@@ -419,6 +419,17 @@ def import_bundle(store: Store, path: Path, checked: BundleCheck | None = None) 
 
 # --------------------------------------------------------------------------- writing
 
+def sessions_named(store: Store, names: list[str] | tuple[str, ...] | None) -> list[SessionRecord]:
+    """The sessions named (ids, `latest`, `latest~N`, as `compare` takes them), each once, in the
+    order they were stored; every stored session when none is named."""
+    from corobench.compare import resolve_session
+
+    if not names:
+        return store.sessions()
+    found = {s.id: s for s in (resolve_session(store, n) for n in names)}
+    return [found[i] for i in sorted(found)]
+
+
 @dataclass
 class ExportSummary:
     sessions: int = 0
@@ -483,5 +494,5 @@ def export_bundle(store: Store, sessions: list[SessionRecord], out: Path) -> Exp
     return summary
 
 
-__all__ = ["FORMAT", "MAX_LINE_BYTES", "VERSION", "ExportSummary", "ImportSummary", "check_bundle", "export_bundle",
-           "import_bundle", "read_bundle"]
+__all__ = ["FORMAT", "MAX_LINE_BYTES", "VERSION", "BundleCheck", "ExportSummary", "ImportSummary", "check_bundle",
+           "export_bundle", "import_bundle", "read_bundle", "sessions_named"]

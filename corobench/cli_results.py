@@ -13,7 +13,7 @@ import click
 
 from corobench.errors import UsageError
 from corobench.paths import writable_dir
-from corobench.store import SessionRecord, Store
+from corobench.store import Store
 
 DB_NAME = "corobench.sqlite"  # as corobench.session names it; not imported from there (it loads the runner)
 
@@ -23,17 +23,6 @@ def _database(ctx: click.Context) -> Path:
     if not db.exists():
         raise UsageError(f"no results database at {db} (run a benchmark, or import a bundle, first)")
     return db
-
-
-def chosen_sessions(store: Store, which: tuple[str, ...]) -> list[SessionRecord]:
-    """The sessions named (ids, `latest`, `latest~N`), each once, in the order they were stored;
-    every stored session when none is named."""
-    from corobench.compare import resolve_session
-
-    if not which:
-        return store.sessions()
-    found = {s.id: s for s in (resolve_session(store, w) for w in which)}
-    return [found[i] for i in sorted(found)]
 
 
 def _size(path: Path) -> str:
@@ -52,10 +41,10 @@ def export_cmd(ctx: click.Context, sessions: tuple[str, ...], out: Path) -> None
     SESSIONS are ids, `latest` or `latest~N` [default: every session that has ended]. The format
     is in docs/bundles.md; `corobench import` reads it into any results folder.
     """
-    from corobench.bundle import ENDED, export_bundle
+    from corobench.bundle import ENDED, export_bundle, sessions_named
 
     with Store(_database(ctx)) as store:
-        chosen = chosen_sessions(store, sessions)
+        chosen = sessions_named(store, sessions)
         if not sessions:
             running = [s for s in chosen if s.status not in ENDED]
             for s in running:

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from corobench import __version__
+from corobench.bundle import sessions_named
 from corobench.comparability import (ComparabilityKey, key_factory, machine_fingerprint, machine_identity,
                                      machine_label, topology_fingerprint, topology_label)
 from corobench.errors import StoreError, UsageError
@@ -109,15 +110,6 @@ class SiteWriter:
         self.files.append(path)
 
 
-def _chosen(store: Store, names: list[str] | None) -> list[SessionRecord]:
-    from corobench.compare import resolve_session
-
-    if not names:
-        return store.sessions()
-    found = {s.id: s for s in (resolve_session(store, n) for n in names)}
-    return [found[i] for i in sorted(found)]
-
-
 @cache
 def _templates():
     from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
@@ -148,7 +140,7 @@ def build_site(db_path: Path, out_dir: Path, sessions: list[str] | None = None) 
     total_runs = 0
     try:
         with Store(db_path) as store:
-            for session in _chosen(store, sessions):
+            for session in sessions_named(store, sessions):
                 runs = store.runs(session.id)
                 total_runs += len(runs)
                 info = _read_session(session, runs, by_scenario, writer)
