@@ -7,8 +7,9 @@ reads and writes a session in one piece), never the whole bundle.
 
 Import reads a bundle twice: first to check every line (a truncated, damaged, newer or hostile
 bundle is refused with its line number before anything is written), then to store each session
-whose uid the database does not have yet, one transaction per session; a session already
-present is skipped, so importing a bundle twice changes nothing. Bundles concatenated with `cat`
+whose uid the database does not have yet, one transaction per session, having compared its lines
+with what the check read (SHA-256); a session already present is skipped, so importing a bundle
+twice changes nothing. Bundles concatenated with `cat`
 are one valid bundle (gzip members and headers follow one another).
 """
 
@@ -16,13 +17,13 @@ from __future__ import annotations
 
 import gzip
 import json
-from hashlib import sha256
 import math
 import re
 import time
 import zlib
 from dataclasses import dataclass, field
 from datetime import datetime
+from hashlib import sha256
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
@@ -50,8 +51,8 @@ class BundleError(Exception):
 
 @dataclass(frozen=True)
 class Field:
-    """What a field may hold: JSON types (as Python types), whether null, and a further check that
-    says what is wrong (None: nothing). Data, not code per field: a bundle has millions of them."""
+    """What a field may hold: JSON types (as Python types), whether null, whether required, and a
+    further check of the value (True: fine). Data, not code per field: a bundle has millions."""
 
     types: tuple[type, ...]
     must_be: str
