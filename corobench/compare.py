@@ -57,7 +57,7 @@ def load_session(store: Store, which: str) -> tuple[dict, list[Cell]]:
     session = resolve_session(store, which)
     info = {"session": session.id, "started_at": session.started_at, "status": session.status,
             "command": session.command, "git_commit": session.git_commit}
-    return info, build_cells(store.runs(session.id))
+    return info, build_cells(store.runs(session.id, with_result=False))
 
 
 # --------------------------------------------------------------------------- the comparison

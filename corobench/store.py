@@ -206,11 +206,11 @@ def _json(text: str | None, default=None):
         return {} if default is None else default
 
 
-def _run(row: sqlite3.Row) -> RunRow:
+def _run(row: sqlite3.Row, with_result: bool = True) -> RunRow:
     values = {k: row[k] for k in RUN_COLUMNS}
     values["params"] = _json(row["params"])
     values["argv"] = _json(row["argv"], [])
-    values["result"] = _json(row["result"]) if row["result"] is not None else None
+    values["result"] = _json(row["result"]) if row["result"] is not None and with_result else None
     values["metrics"] = _json(row["metrics"]) if row["metrics"] is not None else {}
     return RunRow(**values, id=row["id"], session_id=row["session_id"], started_at=row["started_at"])
 
@@ -389,8 +389,11 @@ class Store:
             "SELECT s.*, (SELECT COUNT(*) FROM runs r WHERE r.session_id = s.id) AS n_runs"
             " FROM sessions s ORDER BY id")]
 
-    def runs(self, session_id: int) -> list[RunRow]:
-        return [_run(r) for r in self._read("SELECT * FROM runs WHERE session_id = ? ORDER BY id", (session_id,))]
+    def runs(self, session_id: int, with_result: bool = True) -> list[RunRow]:
+        """A session's runs; without `result` (the programs' own output, the client's histograms) when
+        the caller only needs the figures: decoding it is most of the cost of a large session."""
+        return [_run(r, with_result)
+                for r in self._read("SELECT * FROM runs WHERE session_id = ? ORDER BY id", (session_id,))]
 
     def run(self, run_id: int) -> RunRow:
         rows = self._read("SELECT * FROM runs WHERE id = ?", (run_id,))

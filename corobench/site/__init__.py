@@ -141,7 +141,7 @@ def build_site(db_path: Path, out_dir: Path, sessions: list[str] | None = None) 
     try:
         with Store(db_path) as store:
             for session in sessions_named(store, sessions):
-                runs = store.runs(session.id)
+                runs = store.runs(session.id, with_result=False)  # the site shows figures, not raw output
                 total_runs += len(runs)
                 info = _read_session(session, runs, by_scenario, writer)
                 infos.append(info)
