@@ -1,3 +1,5 @@
+//go:build !scenario_chain && !scenario_echo && !scenario_http
+
 package main
 
 import (
@@ -11,6 +13,17 @@ import (
 
 	"corobench/impls/go/internal/protocol"
 )
+
+func init() {
+	local["blocking"] = func(args []string) {
+		b := protocol.ParseBlocking(args)
+		if b.Variant != "" {
+			protocol.BadInput("blocking: unknown variant %q (go declares no variants)", b.Variant)
+		}
+		setThreads(b.Threads)
+		runBlocking(b)
+	}
+}
 
 // blockingState is shared by the tasks of one run.
 type blockingState struct {

@@ -1,10 +1,13 @@
 #!/bin/sh
-# Two static binaries from this package. CGO_ENABLED=0: importing net would
-# otherwise link libc dynamically for the cgo DNS resolver, which servers bound to
-# 127.0.0.1 never use, and ld.so plus libc cost every run 1.5 MiB of peak RSS.
-# corobench-go runs every scenario but http, which it hands to corobench-go-http
-# (-tags httpd, with net/http) by exec; see http_handoff.go.
+# One static binary per scenario group, from this one package (see main.go):
+# corobench-go (tasks, blocking, info), corobench-go-chain, corobench-go-echo and
+# corobench-go-http. corobench-go hands the other scenarios to their binary by
+# exec. CGO_ENABLED=0: importing net would otherwise link libc dynamically for
+# the cgo DNS resolver, which servers bound to 127.0.0.1 never use, and ld.so
+# plus libc cost every run 1.5 MiB of peak RSS.
 set -eu
 export CGO_ENABLED=0
 go build -trimpath -o ../bin/corobench-go .
-go build -trimpath -tags httpd -o ../bin/corobench-go-http .
+go build -trimpath -tags scenario_chain -o ../bin/corobench-go-chain .
+go build -trimpath -tags scenario_echo -o ../bin/corobench-go-echo .
+go build -trimpath -tags scenario_http -o ../bin/corobench-go-http .

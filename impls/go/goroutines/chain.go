@@ -1,3 +1,5 @@
+//go:build scenario_chain
+
 package main
 
 import (
@@ -9,6 +11,14 @@ import (
 
 	"corobench/impls/go/internal/protocol"
 )
+
+func init() {
+	local["chain"] = func(args []string) {
+		c := protocol.ParseChain(args)
+		setThreads(c.Threads)
+		runChain(c)
+	}
+}
 
 // Event is a message that is one of several kinds: a sealed interface with one
 // struct per kind. The receiver finds the kind with a type switch.

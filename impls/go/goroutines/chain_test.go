@@ -1,3 +1,5 @@
+//go:build scenario_chain
+
 package main
 
 import (

@@ -1,3 +1,5 @@
+//go:build scenario_echo
+
 package main
 
 import (
@@ -12,6 +14,14 @@ import (
 
 	"corobench/impls/go/internal/protocol"
 )
+
+func init() {
+	local["echo"] = func(args []string) {
+		s := protocol.ParseServer("echo", args, []string{"concurrent", "serial"})
+		setThreads(s.Threads)
+		runEcho(s)
+	}
+}
 
 // echoCounts are one connection's counts, or (in echoServer.total) the sum of
 // the connections that ended.
@@ -32,6 +42,7 @@ func (t *echoCounts) add(c *echoCounts) {
 // The mutex is taken twice per connection (start and end), never per request.
 type echoServer struct {
 	size, uuids int
+	perConn     int64 // replies after which the server closes a connection; 0: until the client does
 	mu          sync.Mutex
 	open        map[net.Conn]struct{}
 	closing     bool // set when the stop wait ended: connections accepted later are closed at once
@@ -52,9 +63,9 @@ func (s *echoServer) register(c net.Conn) bool {
 	return true
 }
 
-// serve answers requests on c until the client closes it, then adds the
-// connection's counts to the totals. Go sets TCP_NODELAY on every TCP
-// connection by default, so it is not set again here.
+// serve answers requests on c until the client closes it, or until it wrote
+// perConn replies, then adds the connection's counts to the totals. Go sets
+// TCP_NODELAY on every TCP connection by default, so it is not set again here.
 func (s *echoServer) serve(c net.Conn) {
 	defer s.conns.Done()
 	var n echoCounts
@@ -82,6 +93,9 @@ func (s *echoServer) serve(c net.Conn) {
 		n.requests++
 		n.uuids += int64(s.uuids)
 		n.bytesOut += int64(len(buf))
+		if n.requests == s.perConn {
+			break
+		}
 	}
 	c.Close()
 	s.mu.Lock()
@@ -137,7 +151,7 @@ func (s *echoServer) acceptLoop(ln net.Listener, serial bool) {
 
 func runEcho(p protocol.Server) {
 	serial := p.VariantOr("concurrent") == "serial"
-	s := &echoServer{size: int(p.Size), uuids: int(p.UUIDs), open: make(map[net.Conn]struct{})}
+	s := &echoServer{size: int(p.Size), uuids: int(p.UUIDs), perConn: p.PerConnection, open: make(map[net.Conn]struct{})}
 	stop := stopContext()
 	ln := listen(p)
 	printReady(p, ln)
@@ -174,6 +188,7 @@ func runEcho(p protocol.Server) {
 	r := protocol.NewResult("echo").
 		Int("size", p.Size).
 		Int("uuids", p.UUIDs).
+		Int("per_connection", p.PerConnection).
 		Int("threads", threads())
 	if p.Variant != "" {
 		r.Str("variant", p.Variant)

@@ -1,6 +1,6 @@
-//go:build httpd
+//go:build scenario_http
 
-// The http server, built into corobench-go-http only (see http_handoff.go).
+// The http server, built into corobench-go-http only (see main.go).
 
 package main
 
@@ -15,6 +15,14 @@ import (
 
 	"corobench/impls/go/internal/protocol"
 )
+
+func init() {
+	local["http"] = func(args []string) {
+		s := protocol.ParseServer("http", args, nil)
+		setThreads(s.Threads)
+		runHTTP(s)
+	}
+}
 
 // httpConnCounts are one connection's counts. net/http serves the requests of an
 // HTTP/1.1 connection one after another on the connection's goroutine, so the

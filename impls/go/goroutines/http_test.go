@@ -1,4 +1,4 @@
-//go:build httpd
+//go:build scenario_http
 
 package main
 

@@ -1,56 +1,53 @@
 // Command corobench-go implements the corobench scenarios (docs/protocol.md) with
 // goroutines and buffered channels.
+//
+// One binary per scenario group, built from this package with build tags
+// (build.sh): corobench-go (tasks, blocking, info), corobench-go-chain
+// (-tags scenario_chain), corobench-go-echo (-tags scenario_echo) and
+// corobench-go-http (-tags scenario_http). The manifest runs corobench-go, which
+// hands a scenario it was not built with to that scenario's binary by exec
+// (handoff.go). Why: the Go runtime touches its binary's pages at start in
+// proportion to the binary's size, so every run pays for whatever is linked in
+// (README, "Why one binary per scenario").
 package main
 
 import (
-	"fmt"
-	"math"
 	"os"
 	"runtime"
-	"runtime/debug"
 
 	"corobench/impls/go/internal/protocol"
 )
 
 const usage = "usage: corobench-go chain|tasks|blocking|echo|http [flags] | info (see docs/protocol.md)"
 
+// local holds the scenarios built into this binary: each scenario's file adds
+// its entry point in an init function.
+var local = map[string]func(args []string){}
+
+// binaries names the binary that runs each scenario.
+var binaries = map[string]string{
+	"tasks":    "corobench-go",
+	"blocking": "corobench-go",
+	"info":     "corobench-go",
+	"chain":    "corobench-go-chain",
+	"echo":     "corobench-go-echo",
+	"http":     "corobench-go-http",
+}
+
 func main() {
 	if len(os.Args) < 2 {
 		protocol.BadInput("missing scenario; %s", usage)
 	}
-	args := os.Args[2:]
-	switch os.Args[1] {
-	case "chain":
-		c := protocol.ParseChain(args)
-		setThreads(c.Threads)
-		runChain(c)
-	case "tasks":
-		t := protocol.ParseTasks(args)
-		setThreads(t.Threads)
-		runTasks(t)
-	case "blocking":
-		b := protocol.ParseBlocking(args)
-		if b.Variant != "" {
-			protocol.BadInput("blocking: unknown variant %q (go declares no variants)", b.Variant)
-		}
-		setThreads(b.Threads)
-		runBlocking(b)
-	case "echo":
-		s := protocol.ParseServer("echo", args, []string{"concurrent", "serial"})
-		setThreads(s.Threads)
-		runEcho(s)
-	case "http":
-		s := protocol.ParseServer("http", args, nil)
-		setThreads(s.Threads)
-		runHTTP(s)
-	case "info":
-		if len(args) > 0 {
-			protocol.BadInput("info takes no flags")
-		}
-		printInfo()
-	default:
-		protocol.BadInput("unknown scenario %q; %s", os.Args[1], usage)
+	name := os.Args[1]
+	if run, ok := local[name]; ok {
+		run(os.Args[2:])
+		return
 	}
+	binary, ok := binaries[name]
+	if !ok {
+		protocol.BadInput("unknown scenario %q; %s", name, usage)
+	}
+	handOff(binary)
 }
 
 // setThreads maps --threads N to GOMAXPROCS (the number of Ps running Go code);
@@ -63,24 +60,3 @@ func setThreads(n int64) {
 
 // threads reports the worker threads really used: GOMAXPROCS.
 func threads() int64 { return int64(runtime.GOMAXPROCS(0)) }
-
-// maxThreads returns the runtime's limit on OS threads (debug.SetMaxThreads;
-// 10000 unless changed), leaving it as it was.
-func maxThreads() int64 {
-	n := debug.SetMaxThreads(10000)
-	debug.SetMaxThreads(n)
-	return int64(n)
-}
-
-// printInfo prints the runtime settings that shape the figures, as a run would
-// see them (the manifest's `info` command).
-func printInfo() {
-	gogc := debug.SetGCPercent(100)
-	debug.SetGCPercent(gogc)
-	limit := "off"
-	if l := debug.SetMemoryLimit(-1); l != math.MaxInt64 {
-		limit = fmt.Sprint(l)
-	}
-	fmt.Printf("%s GOMAXPROCS=%d NumCPU=%d GOGC=%d GOMEMLIMIT=%s maxthreads=%d\n",
-		runtime.Version(), runtime.GOMAXPROCS(0), runtime.NumCPU(), gogc, limit, maxThreads())
-}

@@ -1,3 +1,5 @@
+//go:build scenario_echo || scenario_http
+
 package main
 
 import (
@@ -34,7 +36,7 @@ func printReady(s protocol.Server, ln net.Listener) {
 		Str("host", s.Host).
 		Int("port", int64(ln.Addr().(*net.TCPAddr).Port))
 	if s.Scenario == "echo" {
-		r.Int("size", s.Size).Int("uuids", s.UUIDs)
+		r.Int("size", s.Size).Int("uuids", s.UUIDs).Int("per_connection", s.PerConnection)
 	}
 	r.Int("threads", threads())
 	if s.Variant != "" {

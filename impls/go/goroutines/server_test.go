@@ -1,3 +1,5 @@
+//go:build scenario_echo
+
 package main
 
 import (

@@ -1,3 +1,5 @@
+//go:build !scenario_chain && !scenario_echo && !scenario_http
+
 package main
 
 import (
@@ -7,6 +9,14 @@ import (
 
 	"corobench/impls/go/internal/protocol"
 )
+
+func init() {
+	local["tasks"] = func(args []string) {
+		t := protocol.ParseTasks(args)
+		setThreads(t.Threads)
+		runTasks(t)
+	}
+}
 
 // runTasks starts N goroutines that each time.Sleep(D) and then add 1 to a shared
 // atomic counter; a WaitGroup tells when all have finished.

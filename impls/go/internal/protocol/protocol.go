@@ -13,6 +13,9 @@ import (
 	"strings"
 )
 
+// MaxPerConnection is the largest echo --per-connection (docs/protocol.md).
+const MaxPerConnection = 1_000_000_000
+
 // Exit codes defined by the protocol.
 const (
 	ExitFailure  = 1 // anything unexpected (wrong checksum, unexpected I/O error)
@@ -87,9 +90,12 @@ type Server struct {
 	Addr        netip.Addr
 	Port        int64
 	Size, UUIDs int64 // echo only
-	Threads     int64 // 0: runtime default
-	Variant     string
-	AllowRemote bool
+	// PerConnection (echo): replies after which the server closes the
+	// connection; 0: serve until the client closes it.
+	PerConnection int64
+	Threads       int64 // 0: runtime default
+	Variant       string
+	AllowRemote   bool
 }
 
 func (d *flagDef) name() string {
@@ -278,7 +284,8 @@ func ParseServer(scenario string, args []string, variants []string) Server {
 	if scenario == "echo" {
 		defs = append(defs,
 			flagDef{"", "size", positive, &s.Size, nil},
-			flagDef{"", "uuids", nonNeg, &s.UUIDs, nil})
+			flagDef{"", "uuids", nonNeg, &s.UUIDs, nil},
+			flagDef{"", "per-connection", nonNeg, &s.PerConnection, nil})
 	}
 	parse(scenario, args, defs)
 	s.AllowRemote = allowRemote != ""
@@ -298,6 +305,9 @@ func ParseServer(scenario string, args []string, variants []string) Server {
 	}
 	if s.UUIDs > 1000 {
 		BadInput("%s: --uuids %d is outside 0 ... 1000", scenario, s.UUIDs)
+	}
+	if s.PerConnection > MaxPerConnection {
+		BadInput("%s: --per-connection %d is outside 0 ... %d", scenario, s.PerConnection, int64(MaxPerConnection))
 	}
 	if s.Variant != "" {
 		known := false
