@@ -1,33 +1,42 @@
-//! The server scenarios on async-std: one accept loop on an
-//! `async_std::net::TcpListener` (in `task::block_on`, as `#[async_std::main]`
+//! The server scenarios' accept loop on async-std: an
+//! `async_std::net::TcpListener` in `task::block_on` (as `#[async_std::main]`
 //! runs main) spawning a task per connection onto the global executor
-//! (ASYNC_STD_THREAD_COUNT threads). echo reads and writes with async-std's
-//! `ReadExt`/`WriteExt`; http uses the shared httparse connection.
+//! (ASYNC_STD_THREAD_COUNT threads); the connection bodies (common's
+//! futures-io ones) are in the echo and http binaries.
 //!
-//! Counts: each connection task keeps its own [`Counts`] and adds them to
-//! [`TOTALS`] when it ends. SIGTERM/SIGINT arrive through async-signal (on
-//! async-io, async-std's reactor); then the listener is dropped, the loop
+//! Counts: each connection task keeps its own `Counts` and adds them to the
+//! binary's `Totals` when it ends. SIGTERM/SIGINT arrive through async-signal
+//! (on async-io, async-std's reactor); then the listener is dropped, the loop
 //! waits up to 2 s for open connections, prints the final line and exits.
 
+use std::future::Future;
 use std::time::Instant;
 
 use async_signal::{Signal, Signals};
-use async_std::net::TcpListener;
+use async_std::net::{TcpListener, TcpStream};
 use async_std::task;
-use corobench_common::server::{self, futures_io, Echo, Scenario, ServerArgs, Totals, STOP_POLL, STOP_WAIT};
+use corobench_common::server::{self, ServerArgs, Totals, STOP_POLL, STOP_WAIT};
 use corobench_common::{self as common};
 use futures_lite::{future, StreamExt};
 
-/// Counts of the connections that ended, added once per connection.
-static TOTALS: Totals = Totals::new();
-
-/// `workers`: the executor's threads (ASYNC_STD_THREAD_COUNT, exported by
-/// the parser from --threads, or one per core).
-pub fn run(a: ServerArgs, workers: usize) -> ! {
-    task::block_on(serve(a, workers))
+/// Serves `a` until SIGTERM/SIGINT: `conn` is each accepted connection's
+/// task (it adds its counts to `totals` when it ends).
+pub fn run<F, C>(a: ServerArgs, totals: &'static Totals, conn: C) -> !
+where
+    C: Fn(TcpStream) -> F,
+    F: Future<Output = ()> + Send + 'static,
+{
+    // The parser exported --threads into ASYNC_STD_THREAD_COUNT before the
+    // runtime starts (the first block_on).
+    let workers = a.threads.unwrap_or_else(common::available_cores);
+    task::block_on(serve(a, workers, totals, conn))
 }
 
-async fn serve(a: ServerArgs, workers: usize) -> ! {
+async fn serve<F, C>(a: ServerArgs, workers: usize, totals: &'static Totals, conn: C) -> !
+where
+    C: Fn(TcpStream) -> F,
+    F: Future<Output = ()> + Send + 'static,
+{
     // Caught from here on, before the ready line.
     let mut signals =
         Signals::new([Signal::Term, Signal::Int]).unwrap_or_else(|e| common::io_failure("cannot catch SIGTERM", &e));
@@ -35,7 +44,6 @@ async fn serve(a: ServerArgs, workers: usize) -> ! {
     let port = listener.local_addr().unwrap_or_else(|e| server::bind_refused(a.addr(), &e)).port();
     server::print_ready(&a, port, workers);
 
-    let echo = Echo::new(&a);
     let mut accepted = 0u64;
     loop {
         let next = future::or(async { Some(listener.accept().await) }, async {
@@ -49,19 +57,16 @@ async fn serve(a: ServerArgs, workers: usize) -> ! {
                 accepted += 1;
                 let _ = stream.set_nodelay(true);
                 // Dropping the handle detaches the task.
-                match a.scenario {
-                    Scenario::Echo => task::spawn(futures_io::echo_conn(stream, echo, &TOTALS)),
-                    Scenario::Http => task::spawn(futures_io::http_conn(stream, &TOTALS)),
-                };
+                task::spawn(conn(stream));
             }
             Some(Err(e)) => server::accept_error(accepted, &e),
         }
     }
     drop(listener);
     let deadline = Instant::now() + STOP_WAIT;
-    while TOTALS.ended() < accepted && Instant::now() < deadline {
+    while totals.ended() < accepted && Instant::now() < deadline {
         task::sleep(STOP_POLL).await;
     }
-    let open = accepted - TOTALS.ended();
-    server::finish(&a, workers, Some(accepted), &TOTALS.counts(), open)
+    let open = accepted - totals.ended();
+    server::finish(&a, workers, Some(accepted), &totals.counts(), open)
 }

@@ -2,7 +2,7 @@
 //! runtime (tokio, async-std, smol). A runtime crate implements [`Runtime`]
 //! and [`Chan`] over its own calls (spawn, sleep, block_on, its bounded
 //! channel) and calls [`chain`], [`tasks`] and [`blocking`] (async-std and
-//! smol: [`run_futures_io`], which calls all three).
+//! smol: [`blocking_futures_io`] for blocking).
 //!
 //! Everything here is generic, never `dyn`: each runtime's build gets its own
 //! copy of these bodies with its calls inlined, the same loops it would have
@@ -17,7 +17,7 @@ use futures_lite::{AsyncReadExt, AsyncWriteExt};
 
 use crate::{
     check_chain, elapsed_ns, failed, io_failure, open_profile, print_blocking, print_chain, print_tasks,
-    start_profile, BlockingArgs, ChainArgs, Event, EventSource, TasksArgs,
+    start_profile, BlockingArgs, ChainArgs, Event, EventSource, TasksArgs, TaskBuf,
 };
 
 /// An async runtime as the batch scenarios use it.
@@ -172,9 +172,9 @@ pub fn tasks<R: Runtime>(rt: &R, a: &TasksArgs, workers: usize) {
 
 /// One iteration: a task per buffer in `bufs`, spawned by `spawn`; every
 /// buffer comes back.
-async fn blocking_iteration<T: Future<Output = (u64, Vec<u8>)>>(
-    spawn: &impl Fn(Vec<u8>) -> T,
-    bufs: &mut Vec<Vec<u8>>,
+async fn blocking_iteration<T: Future<Output = TaskBuf>>(
+    spawn: &impl Fn(TaskBuf) -> T,
+    bufs: &mut Vec<TaskBuf>,
     handles: &mut Vec<T>,
 ) -> u64 {
     for buf in bufs.drain(..) {
@@ -182,16 +182,17 @@ async fn blocking_iteration<T: Future<Output = (u64, Vec<u8>)>>(
     }
     let mut sum = 0u64;
     for h in handles.drain(..) {
-        let (n, buf) = h.await;
-        sum += n;
+        let buf = h.await;
+        // The task wrote all of its buffer (TaskBuf).
+        sum += buf.len() as u64;
         bufs.push(buf);
     }
     sum
 }
 
 /// The blocking scenario: `spawn(buf)` spawns the variant's task, which
-/// fills `buf` from /dev/urandom, writes it to /dev/null, and returns the
-/// bytes written with the buffer. One closure picks the body for every
+/// fills `buf` from /dev/urandom, writes all of it to /dev/null, and returns
+/// the buffer ([`TaskBuf`]: its length is the bytes written). One closure picks the body for every
 /// variant (their handles share one type), so that this loop is compiled
 /// once per runtime, not once per variant. `pool_threads` is reported as
 /// given (docs/protocol.md).
@@ -200,7 +201,7 @@ pub fn blocking<R: Runtime>(
     a: &BlockingArgs,
     workers: usize,
     pool_threads: u64,
-    spawn: impl Fn(Vec<u8>) -> R::Task<(u64, Vec<u8>)>,
+    spawn: impl Fn(TaskBuf) -> R::Task<TaskBuf>,
 ) {
     let mut bufs = crate::task_buffers(a);
     let mut handles = Vec::with_capacity(bufs.len());
@@ -229,9 +230,9 @@ pub trait AsyncFile: Send {
 /// the runtime's async files, which `open(path, write)` opens (read-only, or
 /// write-only when `write`).
 pub async fn copy_urandom_to_null_async<F, O>(
-    mut buf: Vec<u8>,
+    mut buf: TaskBuf,
     open: impl Fn(&'static str, bool) -> O,
-) -> (u64, Vec<u8>)
+) -> TaskBuf
 where
     F: AsyncFile,
     O: Future<Output = io::Result<F>>,
@@ -250,34 +251,26 @@ where
         .await
         .unwrap_or_else(|e| io_failure("write /dev/null", &e));
     drop(dst);
-    (buf.len() as u64, buf)
+    buf
 }
 
 // ---------------------------------------------------------------- futures-io runtimes
 
-/// Runs a batch command on a runtime whose files implement the futures-io
+/// The blocking scenario on a runtime whose files implement the futures-io
 /// traits and whose blocking calls run on the `blocking` crate's pool
-/// (async-std, smol). chain goes over channel `C` (named by its unit value,
-/// as the other type parameters are inferred); blocking's variant `fs`
-/// copies through the runtime's files, which `open(path, write)` opens
-/// (read-only, or write-only when `write`), and any other variant runs
-/// `pool_body`: std::fs on the runtime's blocking pool.
+/// (async-std, smol): variant `fs` copies through the runtime's files, which
+/// `open(path, write)` opens (read-only, or write-only when `write`), and any
+/// other variant runs `pool_body`: std::fs on the runtime's blocking pool.
 #[cfg(feature = "futures-io")]
-pub fn run_futures_io<R, C, O, OF, F, B, BF>(rt: &R, _: C, cmd: crate::Command, workers: usize, open: O, pool_body: B)
+pub fn blocking_futures_io<R, O, OF, F, B, BF>(rt: &R, a: &BlockingArgs, workers: usize, open: O, pool_body: B)
 where
     R: Runtime,
-    C: Chan,
     O: Fn(&'static str, bool) -> OF + Copy + Send + 'static,
     OF: Future<Output = io::Result<F>> + Send + 'static,
     F: futures_lite::AsyncRead + futures_lite::AsyncWrite + Unpin + Send + 'static,
-    B: Fn(Vec<u8>) -> BF,
-    BF: Future<Output = (u64, Vec<u8>)> + Send + 'static,
+    B: Fn(TaskBuf) -> BF,
+    BF: Future<Output = TaskBuf> + Send + 'static,
 {
-    let a = match cmd {
-        crate::Command::Chain(a) => return chain::<R, C>(rt, &a, workers),
-        crate::Command::Tasks(a) => return tasks(rt, &a, workers),
-        crate::Command::Blocking(a) => a,
-    };
     // Both variants' calls run on that pool (each file operation too).
     let pool_threads = crate::blocking_crate_max_threads();
     let fs = a.variant == "fs";
@@ -285,7 +278,7 @@ where
         let file = open(path, write);
         async move { file.await.map(FuturesFile) }
     };
-    blocking(rt, &a, workers, pool_threads, |buf| {
+    blocking(rt, a, workers, pool_threads, |buf| {
         if fs {
             rt.spawn(copy_urandom_to_null_async(buf, open))
         } else {

@@ -92,6 +92,38 @@ pub fn io_failure(what: impl Display, e: &io::Error) -> ! {
     }
 }
 
+// ---------------------------------------------------------------- binaries
+
+/// The binary that runs each scenario, for a runtime built as one binary per
+/// scenario group (several `[[bin]]`s of one package, side by side in the
+/// target folder): `(scenario, binary name)`.
+pub type Binaries = &'static [(&'static str, &'static str)];
+
+/// Hands this command line to the binary that runs its scenario, unless that
+/// is `this` one (or the scenario is unknown: this binary's parser then says
+/// so). By exec: the same process (pid, process group, cgroup, CPU pinning)
+/// in another image, so the harness still sees one program; that binary
+/// checks the flags. Why one binary per scenario: a process pays in peak RSS
+/// for the pages of its binary that it touches, and the kernel maps the
+/// binary in 64 KiB blocks around every page touched, so code that a
+/// scenario never runs but that sits between the code it runs costs it
+/// memory (../README.md, "One binary per scenario").
+pub fn hand_off(this: &str, binaries: Binaries) {
+    use std::os::unix::process::CommandExt;
+    let mut args = std::env::args_os().skip(1);
+    let Some(scenario) = args.next() else { return };
+    let Some(&(_, binary)) = binaries.iter().find(|(s, _)| *s == scenario) else { return };
+    if binary == this {
+        return;
+    }
+    let path = match std::env::current_exe() {
+        Ok(exe) => exe.with_file_name(binary),
+        Err(e) => failed(format_args!("cannot locate {binary}: {}", error_text(&e))),
+    };
+    let e = std::process::Command::new(&path).arg(&scenario).args(args).exec();
+    failed(format_args!("cannot run {}: {}", path.display(), error_text(&e)))
+}
+
 // ---------------------------------------------------------------- memory
 
 /// The system allocator, except that a refused allocation ends the process
@@ -776,13 +808,22 @@ pub fn copy_urandom_to_null(buf: &mut [u8]) -> u64 {
     buf.len() as u64
 }
 
+/// A blocking task's buffer: taken by value and handed back when the task
+/// ends, having been written in full to /dev/null, so the bytes the task
+/// wrote are its length ([`copy_urandom_to_null`] writes all of it or ends
+/// the process). A boxed slice, and nothing else in the task's output: the
+/// task's future and output then fit in 24 bytes, as the public program's
+/// (a 10-byte array in the task), and tokio's task cell (aligned to 128
+/// bytes) stays at 128 bytes; with a `(u64, Vec<u8>)` output it took 256
+/// (../README.md, "blocking").
+pub type TaskBuf = Box<[u8]>;
+
 /// One B-byte buffer per task of an iteration, allocated before the timed
 /// region and reused by every iteration (as Go's one slice per task slot), so
-/// the timed tasks allocate nothing for their data. A task takes its buffer
-/// by value and hands it back with its result.
-pub fn task_buffers(a: &BlockingArgs) -> Vec<Vec<u8>> {
+/// the timed tasks allocate nothing for their data.
+pub fn task_buffers(a: &BlockingArgs) -> Vec<TaskBuf> {
     // A refused allocation exits 3 through `ReportingAlloc`.
-    (0..a.tasks).map(|_| vec![0u8; a.bytes as usize]).collect()
+    (0..a.tasks).map(|_| vec![0u8; a.bytes as usize].into_boxed_slice()).collect()
 }
 
 /// The thread limit of the `blocking` crate's pool (used by async-std's and

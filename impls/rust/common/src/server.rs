@@ -58,6 +58,9 @@ pub struct ServerArgs {
     pub size: usize,
     /// echo: UUIDs per reply (U); 0 for http.
     pub uuids: usize,
+    /// echo: replies after which the server closes a connection (R); 0:
+    /// serve it until the client closes it (and 0 for http).
+    pub per_connection: u64,
     pub threads: Option<usize>,
     /// The variant served: the one given, else the first listed ("" when the
     /// scenario has none).
@@ -77,13 +80,14 @@ impl ServerArgs {
     }
 }
 
-const ECHO_FLAGS: &[&str] = &["host", "port", "size", "uuids", "threads", "variant"];
+const ECHO_FLAGS: &[&str] = &["host", "port", "size", "uuids", "per-connection", "threads", "variant"];
 const HTTP_FLAGS: &[&str] = &["host", "port", "threads", "variant"];
 /// The one flag without a value.
 const ALLOW_REMOTE: &str = "allow-remote";
 
 const MAX_SIZE: u64 = 1 << 20;
 const MAX_UUIDS: u64 = 1000;
+const MAX_PER_CONNECTION: u64 = 1_000_000_000;
 
 /// Flags as the batch parser reads them (long only here: `--long V`,
 /// `--long=V`, any order, each at most once), plus the value-less
@@ -180,9 +184,13 @@ pub fn parse_server_from(spec: &Spec, servers: &Servers, args: &[String]) -> Res
         None => IpAddr::from([127, 0, 0, 1]),
     };
     let port = bounded(&f, "port", 0, 0, 65535)? as u16;
-    let (size, uuids) = match scenario {
-        Scenario::Echo => (bounded(&f, "size", 17, 1, MAX_SIZE)?, bounded(&f, "uuids", 5, 0, MAX_UUIDS)?),
-        Scenario::Http => (0, 0),
+    let (size, uuids, per_connection) = match scenario {
+        Scenario::Echo => (
+            bounded(&f, "size", 17, 1, MAX_SIZE)?,
+            bounded(&f, "uuids", 5, 0, MAX_UUIDS)?,
+            bounded(&f, "per-connection", 0, 0, MAX_PER_CONNECTION)?,
+        ),
+        Scenario::Http => (0, 0, 0),
     };
     let (variant, variant_given) = match f.0.get("variant") {
         None => (variants.first().copied().unwrap_or(""), false),
@@ -207,6 +215,7 @@ pub fn parse_server_from(spec: &Spec, servers: &Servers, args: &[String]) -> Res
         port,
         size: size as usize,
         uuids: uuids as usize,
+        per_connection,
         threads: f.threads(spec)?,
         variant,
         variant_given,
@@ -302,7 +311,7 @@ pub fn print_ready(a: &ServerArgs, port: u16, threads: usize) {
         .text("host", &a.host.to_string())
         .raw("port", port);
     if a.scenario == Scenario::Echo {
-        l = l.raw("size", a.size).raw("uuids", a.uuids);
+        l = l.raw("size", a.size).raw("uuids", a.uuids).raw("per_connection", a.per_connection);
     }
     l = l.raw("threads", threads);
     if a.variant_given {
@@ -317,6 +326,7 @@ pub fn print_echo_final(a: &ServerArgs, threads: usize, connections: u64, c: &Co
         .text("scenario", "echo")
         .raw("size", a.size)
         .raw("uuids", a.uuids)
+        .raw("per_connection", a.per_connection)
         .raw("threads", threads);
     if a.variant_given {
         l = l.text("variant", a.variant);
@@ -474,15 +484,18 @@ pub const UUID_LINE: usize = 37;
 /// The echo exchange, without the I/O. A connection owns one buffer of
 /// S + 37U bytes ([`Echo::buffer`]): the request is read into its first S
 /// bytes, the UUIDs are written after them, and the whole buffer is the reply.
+/// After R replies (`per_connection`, when not 0) the server closes the
+/// connection ([`Echo::replied`] says so).
 #[derive(Clone, Copy, Debug)]
 pub struct Echo {
     pub size: usize,
     pub uuids: usize,
+    pub per_connection: u64,
 }
 
 impl Echo {
     pub fn new(a: &ServerArgs) -> Echo {
-        Echo { size: a.size, uuids: a.uuids }
+        Echo { size: a.size, uuids: a.uuids, per_connection: a.per_connection }
     }
     pub fn reply_len(&self) -> usize {
         self.size + UUID_LINE * self.uuids
@@ -498,10 +511,13 @@ impl Echo {
         c.bytes_in += self.size as u64;
         c.uuids_generated += self.uuids as u64;
     }
-    /// The reply was written in full.
-    pub fn replied(&self, c: &mut Counts) {
+    /// The reply was written in full. True when the connection has had its
+    /// R replies and the server closes it now.
+    #[must_use]
+    pub fn replied(&self, c: &mut Counts) -> bool {
         c.requests += 1;
         c.bytes_out += self.reply_len() as u64;
+        c.requests == self.per_connection
     }
     /// The connection ended (EOF or error) after `got` bytes of a request
     /// (0: between requests, the normal end).
@@ -1155,7 +1171,7 @@ mod tests {
     #[test]
     fn defaults_and_forms() {
         let a = ok(&SPEC, &SERVERS, "echo");
-        assert_eq!((a.host.to_string().as_str(), a.port, a.size, a.uuids), ("127.0.0.1", 0, 17, 5));
+        assert_eq!((a.host.to_string().as_str(), a.port, a.size, a.uuids, a.per_connection), ("127.0.0.1", 0, 17, 5, 0));
         assert_eq!((a.threads, a.variant, a.variant_given, a.allow_remote), (None, "concurrent", false, false));
         assert_eq!(a.reply_len(), 17 + 37 * 5);
         let a = ok(&SPEC, &SERVERS, "echo --uuids=0 --size 1048576 --port=65535 --host ::1 --threads 3 --variant serial");
@@ -1163,8 +1179,8 @@ mod tests {
         assert_eq!((a.threads, a.variant, a.variant_given), (Some(3), "serial", true));
         let a = ok(&SPEC, &SERVERS, "http --allow-remote --host 10.0.0.1 --port 8080");
         assert_eq!((a.host.to_string().as_str(), a.port, a.allow_remote, a.variant), ("10.0.0.1", 8080, true, ""));
-        let a = ok(&SPEC, &SERVERS, "echo --host 127.5.6.7 --size 1 --uuids 1000");
-        assert_eq!((a.size, a.uuids), (1, 1000));
+        let a = ok(&SPEC, &SERVERS, "echo --host 127.5.6.7 --size 1 --uuids 1000 --per-connection 1000000000");
+        assert_eq!((a.size, a.uuids, a.per_connection), (1, 1000, 1_000_000_000));
         assert_eq!(ok(&SPEC, &HTTP_ONLY, "http").variant, "httparse");
         assert_eq!(ok(&SPEC, &HTTP_ONLY, "http --variant hyper").variant, "hyper");
         assert_eq!(ok(&NONE, &SERVERS, "echo").threads, None);
@@ -1194,6 +1210,10 @@ mod tests {
             "echo --size -5",
             "echo --uuids -1",
             "echo --uuids 1001",
+            "echo --per-connection -1",
+            "echo --per-connection 1000000001",
+            "echo --per-connection 1 --per-connection 1",
+            "http --per-connection 1",
             "echo --threads 0",
             "echo --threads -2",
             "echo --nope 1",
@@ -1224,13 +1244,13 @@ mod tests {
 
     #[test]
     fn echo_reply() {
-        let e = Echo { size: 5, uuids: 3 };
+        let e = Echo { size: 5, uuids: 3, per_connection: 2 };
         let mut buf = e.buffer();
         assert_eq!(buf.len(), 5 + 3 * 37);
         buf[..5].copy_from_slice(b"hello");
         let mut c = Counts::default();
         e.make_reply(&mut buf, &mut c);
-        e.replied(&mut c);
+        assert!(!e.replied(&mut c));
         let text = std::str::from_utf8(&buf).unwrap();
         let mut parts = text.split('\n');
         assert_eq!(parts.next(), Some("hello"));
@@ -1249,8 +1269,11 @@ mod tests {
         assert_eq!((c.partial, c.bytes_in), (1, 7));
         e.ended(0, &mut c);
         assert_eq!(c.partial, 1);
+        // the R-th reply closes the connection (R = 0: none does)
+        assert!(e.replied(&mut c));
+        assert!(!Echo { per_connection: 0, ..e }.replied(&mut c));
         // U = 0: the reply is the request
-        let e = Echo { size: 1, uuids: 0 };
+        let e = Echo { size: 1, uuids: 0, per_connection: 0 };
         let mut buf = e.buffer();
         buf[0] = b'x';
         e.make_reply(&mut buf, &mut Counts::default());

@@ -112,7 +112,9 @@ async fn echo_conn(mut s: TcpStream, e: Echo, local: Rc<LocalTotals>) {
         if s.write_all(&buf).await.is_err() {
             break;
         }
-        e.replied(&mut c);
+        if e.replied(&mut c) {
+            break;
+        }
     }
     local.closed(&c);
 }

@@ -124,7 +124,9 @@ async fn echo_conn(mut s: TcpStream, e: Echo, local: Rc<LocalTotals>) {
         if r.is_err() {
             break;
         }
-        e.replied(&mut c);
+        if e.replied(&mut c) {
+            break;
+        }
     }
     local.closed(&c);
 }

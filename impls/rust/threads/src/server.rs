@@ -1,62 +1,128 @@
-//! The server scenarios on plain OS threads: a blocking
-//! `std::net::TcpListener` whose accept loop runs on the main thread.
+//! The server scenarios' accept loop on plain OS threads: a blocking
+//! `std::net::TcpListener` whose loop runs on the main thread and either
+//! starts a thread (64 KiB stack) per connection or, for echo's `serial`
+//! variant, serves each connection itself before accepting the next. The
+//! connection bodies are in the echo and http binaries.
 //!
-//! - echo `concurrent` (the default): one std::thread (64 KiB stack) per
-//!   connection, the original's second round;
-//! - echo `serial`: the accepting thread serves each connection itself, one
-//!   at a time (the original's first round);
-//! - http: one thread per connection over the shared httparse connection.
+//! Counts: each connection keeps its own `Counts` and adds them to the
+//! binary's `Totals` when it ends.
 //!
-//! Counts: each connection keeps its own [`Counts`] and adds them to
-//! [`TOTALS`] when it ends. SIGTERM/SIGINT are caught by signal-hook; a
-//! signal thread then shuts the listener down (which makes the blocked
-//! `accept` return), waits up to 2 s for open connections, prints the final
-//! line and exits. The `threads` field is 1 (the accepting thread), as the
-//! protocol says for a thread-per-connection server.
+//! Stop without a thread of its own: SIGTERM and SIGINT run a handler
+//! ([`on_stop`]) that marks the server stopping and shuts the listener down,
+//! so that the blocked `accept` fails and the main thread takes the stop
+//! from there: it waits up to 2 s for the open connections, prints the final
+//! line and exits. A signal thread (signal-hook) did this before, and it
+//! cost the serial server, which otherwise has no thread but the main one,
+//! a second malloc arena: 2 × 64 MiB of peak virtual size, 131.7 MiB in all
+//! against 2.9 MiB for the public program (../README.md, "Servers"). The
+//! handler is installed without SA_RESTART, so a blocking read that it
+//! interrupts returns EINTR, which the connections retry; the serial
+//! server's connection in service gets a 2 s read timeout from the handler,
+//! so that a client that keeps it open cannot hold the stop.
 
-use std::io::{Read, Write};
+use std::io;
 use std::net::TcpStream;
 use std::os::fd::AsRawFd;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::mpsc;
+use std::sync::atomic::{AtomicI32, Ordering};
 use std::thread;
 use std::time::Instant;
 
-use corobench_common::server::{
-    self, Counts, Echo, HttpConn, HttpNext, Scenario, ServerArgs, StopSignal, Totals, STOP_POLL, STOP_WAIT,
-};
+use corobench_common::server::{self, ServerArgs, Totals, STOP_POLL, STOP_WAIT};
 use corobench_common::{self as common};
 
-/// Counts of the connections that ended, added once per connection.
-static TOTALS: Totals = Totals::new();
-/// Connections accepted so far (written by the accept loop only).
-static ACCEPTED: AtomicU64 = AtomicU64::new(0);
+/// The listener, for the handler to shut down (-1 before it exists).
+static LISTENER: AtomicI32 = AtomicI32::new(-1);
+/// The serial server's connection in service (-1: none).
+static SERVING: AtomicI32 = AtomicI32::new(-1);
 
-pub fn run(a: ServerArgs) -> ! {
-    let stop = StopSignal::new();
-    let listener = std::net::TcpListener::bind(a.addr()).unwrap_or_else(|e| server::bind_refused(a.addr(), &e));
-    let port = server::local_port(&listener);
-    let serial = a.scenario == Scenario::Echo && a.variant == "serial";
-
-    let (done, accept_ended) = mpsc::channel::<u64>();
-    let fd = listener.as_raw_fd();
-    let args = a.clone();
-    stop.spawn(move || {
+/// SIGTERM/SIGINT. Only async-signal-safe calls: atomics, shutdown(2) and
+/// setsockopt(2); errno is kept for the code it interrupted.
+extern "C" fn on_stop(_: libc::c_int) {
+    // SAFETY: errno is thread-local; the fds are the listener and the
+    // connection in service, or -1 (then nothing is called).
+    unsafe {
+        let errno = *libc::__errno_location();
         server::set_stopping();
-        server::shutdown_listener(fd);
-        let deadline = Instant::now() + STOP_WAIT;
-        // The accept loop ends at once, or (serial) after the connection it
-        // is serving.
-        let accepted = accept_ended.recv_timeout(STOP_WAIT).unwrap_or_else(|_| ACCEPTED.load(Ordering::Relaxed));
-        while TOTALS.ended() < accepted && Instant::now() < deadline {
-            thread::sleep(STOP_POLL);
+        let l = LISTENER.load(Ordering::SeqCst);
+        if l >= 0 {
+            libc::shutdown(l, libc::SHUT_RDWR);
         }
-        let open = accepted - TOTALS.ended();
-        server::finish(&args, 1, Some(accepted), &TOTALS.counts(), open)
-    });
-    server::print_ready(&a, port, 1);
+        let c = SERVING.load(Ordering::SeqCst);
+        if c >= 0 {
+            stop_timeout(c);
+        }
+        *libc::__errno_location() = errno;
+    }
+}
 
-    let echo = Echo::new(&a);
+/// The 2 s the protocol gives a connection still open at stop: the socket's
+/// blocking reads and writes time out after it.
+fn stop_timeout(fd: libc::c_int) {
+    let t = libc::timeval { tv_sec: STOP_WAIT.as_secs() as libc::time_t, tv_usec: 0 };
+    // SAFETY: setsockopt on a descriptor with a timeval of its size.
+    unsafe {
+        for opt in [libc::SO_RCVTIMEO, libc::SO_SNDTIMEO] {
+            libc::setsockopt(
+                fd,
+                libc::SOL_SOCKET,
+                opt,
+                (&t as *const libc::timeval).cast(),
+                std::mem::size_of::<libc::timeval>() as libc::socklen_t,
+            );
+        }
+    }
+}
+
+fn catch_stop_signals() {
+    // SAFETY: a zeroed sigaction with a plain handler, no SA_RESTART.
+    unsafe {
+        let mut sa: libc::sigaction = std::mem::zeroed();
+        sa.sa_sigaction = on_stop as extern "C" fn(libc::c_int) as libc::sighandler_t;
+        libc::sigemptyset(&mut sa.sa_mask);
+        for sig in [libc::SIGTERM, libc::SIGINT] {
+            if libc::sigaction(sig, &sa, std::ptr::null_mut()) != 0 {
+                common::failed(format_args!("cannot catch signal {sig}: {}", common::error_text(&io::Error::last_os_error())));
+            }
+        }
+    }
+}
+
+/// What a connection's read error means. Interrupted: read again (the stop
+/// handler ran on this thread). Timed out while stopping: the serial
+/// server's connection is still open after the 2 s, and is left so (counted
+/// in `open_at_stop`, its counts unreported, as any connection open at stop).
+pub enum ReadError {
+    Retry,
+    LeftOpen,
+    Ended,
+}
+
+pub fn read_error(e: &io::Error) -> ReadError {
+    match e.kind() {
+        io::ErrorKind::Interrupted => ReadError::Retry,
+        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut if server::stopping() => ReadError::LeftOpen,
+        _ => ReadError::Ended,
+    }
+}
+
+/// Serves `a` until SIGTERM/SIGINT: `conn` serves one connection to its end
+/// (and adds its counts to `totals`), on a thread of its own or, `serial`,
+/// on the accepting thread. The `threads` field is 1 (the accepting thread),
+/// as the protocol says for a thread-per-connection server.
+pub fn run<C>(a: &ServerArgs, totals: &'static Totals, serial: bool, conn: C) -> !
+where
+    C: Fn(TcpStream) + Copy + Send + 'static,
+{
+    // Caught from here on, before the ready line.
+    catch_stop_signals();
+    let listener = std::net::TcpListener::bind(a.addr()).unwrap_or_else(|e| server::bind_refused(a.addr(), &e));
+    LISTENER.store(listener.as_raw_fd(), Ordering::SeqCst);
+    if server::stopping() {
+        // A signal came before the listener was there to shut down.
+        server::shutdown_listener(listener.as_raw_fd());
+    }
+    server::print_ready(a, server::local_port(&listener), 1);
+
     let mut accepted = 0u64;
     loop {
         let stream = match listener.accept() {
@@ -68,17 +134,20 @@ pub fn run(a: ServerArgs) -> ! {
             }
         };
         accepted += 1;
-        ACCEPTED.store(accepted, Ordering::Relaxed);
         let _ = stream.set_nodelay(true);
         if serial {
-            echo_conn(stream, echo);
+            let fd = stream.as_raw_fd();
+            SERVING.store(fd, Ordering::SeqCst);
+            if server::stopping() {
+                // The handler ran before it could see this connection.
+                stop_timeout(fd);
+            }
+            conn(stream);
+            SERVING.store(-1, Ordering::SeqCst);
             continue;
         }
         server::note_accepted(accepted);
-        let started = thread::Builder::new().stack_size(super::STACK).spawn(move || match a.scenario {
-            Scenario::Echo => echo_conn(stream, echo),
-            Scenario::Http => http_conn(stream),
-        });
+        let started = thread::Builder::new().stack_size(crate::STACK).spawn(move || conn(stream));
         if let Err(e) = started {
             common::refused(format_args!(
                 "accepted {accepted} connections, then thread spawn failed: {}",
@@ -86,53 +155,12 @@ pub fn run(a: ServerArgs) -> ! {
             ));
         }
     }
-    let _ = done.send(accepted);
-    // The signal thread prints the final line and exits the process.
-    loop {
-        thread::park();
+    // Serial: the connection in service has ended or was left open; else
+    // wait for the connection threads.
+    let deadline = Instant::now() + STOP_WAIT;
+    while !serial && totals.ended() < accepted && Instant::now() < deadline {
+        thread::sleep(STOP_POLL);
     }
-}
-
-fn echo_conn(mut s: TcpStream, e: Echo) {
-    let mut buf = e.buffer();
-    let mut c = Counts::default();
-    'conn: loop {
-        let mut got = 0;
-        while got < e.size {
-            match s.read(&mut buf[got..e.size]) {
-                Ok(0) | Err(_) => {
-                    e.ended(got, &mut c);
-                    break 'conn;
-                }
-                Ok(n) => got += n,
-            }
-        }
-        e.make_reply(&mut buf, &mut c);
-        if s.write_all(&buf).is_err() {
-            break;
-        }
-        e.replied(&mut c);
-    }
-    TOTALS.add(&c);
-}
-
-fn http_conn(mut s: TcpStream) {
-    let mut h = HttpConn::new();
-    loop {
-        match s.read(h.read_buf()) {
-            Ok(0) | Err(_) => break,
-            Ok(n) => h.received(n),
-        }
-        let next = h.process();
-        if !h.out.is_empty() {
-            if s.write_all(&h.out).is_err() {
-                break;
-            }
-            h.written();
-        }
-        if next == HttpNext::Close {
-            break;
-        }
-    }
-    TOTALS.add(&h.counts);
+    let open = accepted - totals.ended();
+    server::finish(a, 1, Some(accepted), &totals.counts(), open)
 }

@@ -98,7 +98,9 @@ async fn echo_conn(s: TcpStream, e: Echo, local: Rc<LocalTotals>) {
         if r.is_err() {
             break;
         }
-        e.replied(&mut c);
+        if e.replied(&mut c) {
+            break;
+        }
     }
     local.closed(&c);
 }

@@ -27,7 +27,9 @@ pub async fn echo_conn<S: AsyncRead + AsyncWrite + Unpin>(mut s: S, e: Echo, tot
         if s.write_all(&buf).await.is_err() {
             break;
         }
-        e.replied(&mut c);
+        if e.replied(&mut c) {
+            break;
+        }
     }
     totals.add(&c);
 }

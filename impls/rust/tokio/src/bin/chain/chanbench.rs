@@ -6,9 +6,9 @@
 use corobench_common::batch::{self, Chan};
 use corobench_common::{ChainArgs, Event};
 
-use crate::{Kanal, Tokio};
+use corobench_tokio::Tokio;
 
-pub const CHANNELS: &[&str] = &["tokio", "futures", "async-channel", "flume", "kanal"];
+use crate::Kanal;
 
 pub fn chain(rt: &Tokio, a: &ChainArgs, workers: usize, name: &str) {
     match name {

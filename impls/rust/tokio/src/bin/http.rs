@@ -1,0 +1,58 @@
+//! corobench-tokio-http: a task per connection, either the shared httparse
+//! connection (`httparse`, the default) or hyper 1.x's http1 server
+//! (`hyper`, keep-alive, over hyper-util's `TokioIo`); accept loop: the
+//! library's server module.
+
+use corobench_common::server::hyper_ping::Ping;
+use corobench_common::server::{self, Counts, HttpConn, HttpNext, Totals};
+use corobench_common::{self as common};
+use corobench_tokio::{BINARIES, SERVERS, SPEC};
+use hyper_util::rt::TokioIo;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+/// Counts of the connections that ended, added once per connection (with
+/// hyper: when hyper drops the connection's service, `Ping`).
+static TOTALS: Totals = Totals::new();
+
+fn main() {
+    common::hand_off("corobench-tokio-http", BINARIES);
+    let a = server::server_args_only(&SPEC, &SERVERS);
+    if a.variant == "hyper" {
+        corobench_tokio::server::run(a, &TOTALS, http_hyper_conn)
+    } else {
+        corobench_tokio::server::run(a, &TOTALS, http_conn)
+    }
+}
+
+async fn http_conn(mut s: TcpStream) {
+    let mut h = HttpConn::new();
+    loop {
+        match s.read(h.read_buf()).await {
+            Ok(0) | Err(_) => break,
+            Ok(n) => h.received(n),
+        }
+        let next = h.process();
+        if !h.out.is_empty() {
+            if s.write_all(&h.out).await.is_err() {
+                break;
+            }
+            h.written();
+        }
+        if next == HttpNext::Close {
+            break;
+        }
+    }
+    TOTALS.add(&h.counts);
+}
+
+/// hyper's http1 server on one connection; the shared `Ping` service adds
+/// the connection's counts to the totals when hyper drops it at the end.
+async fn http_hyper_conn(s: TcpStream) {
+    let ping = Ping::new(|c: &Counts| TOTALS.add(c));
+    // Keep-alive is hyper's default; errors (a client gone, a malformed
+    // request that hyper answered 400) only end this connection.
+    let _ = hyper::server::conn::http1::Builder::new()
+        .serve_connection(TokioIo::new(s), ping)
+        .await;
+}
