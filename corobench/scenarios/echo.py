@@ -31,7 +31,7 @@ class Echo(ServerScenario):
         param("connections", "--connections", 50000, "connections in total (0 with --duration: as many as the "
               "time allows)", minimum=0),
         param("concurrency", "--concurrency", 100, "connections in flight at once"),
-        param("per_connection", "--per-connection", 1, "request/reply exchanges per connection"),
+        param("per_connection", "--per-connection", 1, "request/reply exchanges per connection", to_program=True),
         param("size", "--size", 17, "request bytes", maximum=1 << 20, to_program=True),
         param("uuids", "--uuids", 5, "UUIDs the server generates per request", minimum=0, maximum=1000,
               to_program=True),

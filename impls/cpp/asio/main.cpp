@@ -496,13 +496,16 @@ struct EchoStats {
 };
 
 // One connection: read exactly S bytes, append U UUID lines, write the reply in
-// one async_write, until the client closes. One buffer per connection: the
-// request is read into its head, the UUIDs are written after it.
+// one async_write, until the client closes or, per_connection > 0, until that
+// many replies were written (the server then closes). One buffer per
+// connection: the request is read into its head, the UUIDs are written after it.
 struct EchoSession {
   std::size_t size, uuids;
+  std::int64_t per_connection;
   awaitable<void> operator()(asio::ip::tcp::socket& sock, EchoStats& st) const {
     const std::size_t reply = size + 37 * uuids;
     std::unique_ptr<char[]> buf(new char[reply]);
+    std::int64_t replies = 0;
     for (;;) {
       asio::error_code ec;
       // async_read keeps reading after short reads until S bytes arrived.
@@ -523,15 +526,17 @@ struct EchoSession {
       ++st.requests;
       st.uuids += static_cast<std::int64_t>(uuids);
       st.bytes_out += static_cast<std::int64_t>(reply);
+      if (++replies == per_connection) break;
     }
   }
 };
 
 void run_echo(const Params& p) {
-  const EchoSession session{static_cast<std::size_t>(p.size), static_cast<std::size_t>(p.uuids)};
+  const EchoSession session{static_cast<std::size_t>(p.size), static_cast<std::size_t>(p.uuids), p.per_connection};
   server::run<EchoStats>(p, session, [&p](const EchoStats& t, std::int64_t connections, std::int64_t open_at_stop) {
     corobench::Json j;
-    j.add("scenario", "echo").add("size", p.size).add("uuids", p.uuids).add("threads", p.threads);
+    j.add("scenario", "echo").add("size", p.size).add("uuids", p.uuids).add("per_connection", p.per_connection);
+    j.add("threads", p.threads);
     if (p.variant_given) j.add("variant", p.variant);
     j.add("connections", connections)
         .add("requests", t.requests)

@@ -69,6 +69,8 @@ struct Params {
   // servers (echo, http)
   std::string host = "127.0.0.1";
   std::int64_t port = 0, size = 17, uuids = 5;
+  // echo: replies after which the server closes a connection; 0: until the client does
+  std::int64_t per_connection = 0;
   bool allow_remote = false;
   // all
   std::int64_t threads = 0;  // 0 = not given -> default_threads()
@@ -184,6 +186,7 @@ inline Params parse(int argc, char** argv, const char* id, const Variants& all_v
     if (scen == "echo") {
       flags.push_back({0, "size", Kind::positive});
       flags.push_back({0, "uuids", Kind::non_negative});
+      flags.push_back({0, "per-connection", Kind::non_negative});
     }
   } else {
     bad_input("unknown scenario '" + scen + "' (chain, tasks, blocking, echo or http)");
@@ -243,6 +246,7 @@ inline Params parse(int argc, char** argv, const char* id, const Variants& all_v
         else if (ln == "port") p.port = v;
         else if (ln == "size") p.size = v;
         else if (ln == "uuids") p.uuids = v;
+        else if (ln == "per-connection") p.per_connection = v;
         else if (ln == "threads") { p.threads = v; p.threads_given = true; }
         break;
       }
@@ -293,6 +297,8 @@ inline Params parse(int argc, char** argv, const char* id, const Variants& all_v
     if (p.port > 65535) bad_input(scen + ": --port " + std::to_string(p.port) + " is outside 0 ... 65535");
     if (p.size > (1 << 20)) bad_input(scen + ": --size " + std::to_string(p.size) + " is outside 1 ... 1048576");
     if (p.uuids > 1000) bad_input(scen + ": --uuids " + std::to_string(p.uuids) + " is outside 0 ... 1000");
+    if (p.per_connection > 1000000000)
+      bad_input(scen + ": --per-connection " + std::to_string(p.per_connection) + " is outside 0 ... 1000000000");
   }
   if (!p.threads_given) p.threads = default_threads();
   return p;

@@ -202,7 +202,8 @@ void run(const corobench::Params& p, const Session& session, const Final& print_
   // that cannot be started is exit 3 with nothing on stdout).
   corobench::Json ready;
   ready.add("ready", true).add("scenario", scen).add("host", p.host).add("port", port);
-  if (p.scenario == corobench::Scenario::echo) ready.add("size", p.size).add("uuids", p.uuids);
+  if (p.scenario == corobench::Scenario::echo)
+    ready.add("size", p.size).add("uuids", p.uuids).add("per_connection", p.per_connection);
   ready.add("threads", p.threads);
   if (p.variant_given) ready.add("variant", p.variant);
   ready.print();

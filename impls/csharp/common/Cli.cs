@@ -60,6 +60,7 @@ namespace Corobench
         public int Port;
         public int Size;            // echo only
         public int Uuids;           // echo only
+        public int PerConnection;   // echo only: replies after which the server closes a connection; 0: until the client does
         public string Variant;
         public bool VariantGiven;
     }
@@ -98,7 +99,8 @@ namespace Corobench
         };
         static readonly Flag[] EchoFlags = {
             new Flag(null, "host"), new Flag(null, "port"), new Flag(null, "size"), new Flag(null, "uuids"),
-            new Flag(null, "threads"), new Flag(null, "variant"), new Flag(null, "allow-remote", false),
+            new Flag(null, "per-connection"), new Flag(null, "threads"), new Flag(null, "variant"),
+            new Flag(null, "allow-remote", false),
         };
         static readonly Flag[] HttpFlags = {
             new Flag(null, "host"), new Flag(null, "port"), new Flag(null, "threads"), new Flag(null, "variant"),
@@ -193,6 +195,7 @@ namespace Corobench
             {
                 p.Size = (int)Number(values, "size", 17, 1, 1048576);
                 p.Uuids = (int)Number(values, "uuids", 5, 0, 1000);
+                p.PerConnection = (int)Number(values, "per-connection", 0, 0, 1000000000);
             }
             p.Variant = Variant(spec, scenario, scenario == "echo" ? spec.EchoVariants : spec.HttpVariants, values,
                 out p.VariantGiven);

@@ -30,7 +30,12 @@ defmodule Corobench.CLI do
     {nil, "allow-remote", :switch}
   ]
   @echo_flags @server_flags ++
-                [{nil, "size", {:range, 1, 1_048_576}}, {nil, "uuids", {:range, 0, 1000}}]
+                [
+                  {nil, "size", {:range, 1, 1_048_576}},
+                  {nil, "uuids", {:range, 0, 1000}},
+                  # replies after which the server closes a connection; 0: until the client does
+                  {nil, "per-connection", {:range, 0, 1_000_000_000}}
+                ]
   @blocking_flags [
     {"n", "tasks", :positive},
     {"i", "iterations", :positive},
@@ -91,7 +96,7 @@ defmodule Corobench.CLI do
            %{scenario: :blocking, tasks: 1000, iterations: 1000, bytes: 10, variant: hd(variants)}}
 
         "echo" ->
-          {@echo_flags, Map.merge(server_defaults(:echo), %{size: 17, uuids: 5})}
+          {@echo_flags, Map.merge(server_defaults(:echo), %{size: 17, uuids: 5, per_connection: 0})}
 
         "http" ->
           {@server_flags, server_defaults(:http)}

@@ -56,13 +56,16 @@ defmodule Corobench.Servers do
 
     handler =
       case p.scenario do
-        :echo -> fn sock -> echo_conn(sock, main, p.size, p.uuids) end
+        :echo -> fn sock -> echo_conn(sock, main, p.size, p.uuids, p.per_connection) end
         :http -> fn sock -> http_conn(sock, main) end
       end
 
     for _ <- 1..threads, do: spawn(fn -> acceptor(listen, main, handler) end)
 
-    extra = if p.scenario == :echo, do: [size: p.size, uuids: p.uuids], else: []
+    extra =
+      if p.scenario == :echo,
+        do: [size: p.size, uuids: p.uuids, per_connection: p.per_connection],
+        else: []
     variant = if p.variant_given, do: [variant: p.variant], else: []
 
     CLI.print_json(
@@ -80,7 +83,7 @@ defmodule Corobench.Servers do
           n = totals.requests
 
           # Every request read exactly S bytes and got one reply of S + 37U.
-          [scenario: "echo", size: p.size, uuids: p.uuids, threads: threads,
+          [scenario: "echo", size: p.size, uuids: p.uuids, per_connection: p.per_connection, threads: threads,
            connections: totals.connections, requests: n, uuids_generated: p.uuids * n,
            bytes_in: p.size * n, bytes_out: (p.size + 37 * p.uuids) * n,
            partial: totals.partial, open_at_stop: open_at_stop]
@@ -167,40 +170,43 @@ defmodule Corobench.Servers do
 
   # ------------------------------------------------------------------- echo --
 
-  defp echo_conn(sock, main, size, uuids) do
-    {requests, partial} = echo_loop(sock, size, uuids, <<>>, 0)
+  # Serves until the client closes, or until `per` replies were sent (per > 0).
+  defp echo_conn(sock, main, size, uuids, per) do
+    {requests, partial} = echo_loop(sock, {size, uuids, per}, <<>>, 0)
     :gen_tcp.close(sock)
     send(main, {:closed, self(), requests, partial, 0, 0})
   end
 
   # buf: bytes read beyond the last request (empty unless the client pipelines).
-  defp echo_loop(sock, size, uuids, buf, requests) do
+  defp echo_loop(sock, {size, _, _} = e, buf, requests) do
     have = byte_size(buf)
 
     cond do
       have >= size ->
         <<request::binary-size(size), rest::binary>> = buf
-        echo_reply(sock, size, uuids, request, rest, requests)
+        echo_reply(sock, e, request, rest, requests)
 
       have == 0 ->
         # Whatever has arrived; EOF here ends the connection normally.
         case :gen_tcp.recv(sock, 0) do
-          {:ok, data} -> echo_loop(sock, size, uuids, data, requests)
+          {:ok, data} -> echo_loop(sock, e, data, requests)
           {:error, _} -> {requests, 0}
         end
 
       true ->
         # Exactly the missing bytes; EOF here is inside a request.
         case :gen_tcp.recv(sock, size - have) do
-          {:ok, more} -> echo_reply(sock, size, uuids, [buf | more], <<>>, requests)
+          {:ok, more} -> echo_reply(sock, e, [buf | more], <<>>, requests)
           {:error, _} -> {requests, 1}
         end
     end
   end
 
-  defp echo_reply(sock, size, uuids, request, rest, requests) do
+  defp echo_reply(sock, {_, uuids, per} = e, request, rest, requests) do
     case :gen_tcp.send(sock, [request | uuid_lines(uuids, [])]) do
-      :ok -> echo_loop(sock, size, uuids, rest, requests + 1)
+      # the per-th reply: the server closes the connection (echo_conn)
+      :ok when requests + 1 == per -> {requests + 1, 0}
+      :ok -> echo_loop(sock, e, rest, requests + 1)
       {:error, _} -> {requests, 0}
     end
   end

@@ -50,6 +50,8 @@ const SPECS = {
     ...SERVER_FLAGS,
     { key: 'size', long: '--size', kind: 'range', min: 1, max: 1048576, def: 17n },
     { key: 'uuids', long: '--uuids', kind: 'range', min: 0, max: 1000, def: 5n },
+    // replies after which the server closes a connection; 0: until the client closes it
+    { key: 'perConnection', long: '--per-connection', kind: 'range', min: 0, max: 1000000000, def: 0n },
   ],
   http: SERVER_FLAGS,
 };

@@ -86,6 +86,7 @@ function serve(server, p, readyExtra, finalLine) {
 function echo(p) {
   const size = Number(p.size);
   const uuids = Number(p.uuids);
+  const perConnection = Number(p.perConnection);
   const replyLen = size + 37 * uuids;
   let requests = 0;
   let bytesIn = 0;
@@ -98,6 +99,7 @@ function echo(p) {
     // and start the next one.
     let reply = null;
     let got = 0;
+    let replies = 0;
     socket.on('data', (chunk) => {
       let off = 0;
       const len = chunk.length;
@@ -113,12 +115,17 @@ function echo(p) {
             reply[pos++] = 10; // '\n'
             pos += reply.write(crypto.randomUUID(), pos, 36, 'latin1');
           }
-          socket.write(reply);
+          const out = reply;
           requests++;
           bytesIn += size;
           bytesOut += replyLen;
           reply = null;
           got = 0;
+          if (++replies === perConnection) {
+            socket.end(out); // the R-th reply: write it and close the connection
+            return;
+          }
+          socket.write(out);
         }
       }
     });
@@ -128,11 +135,12 @@ function echo(p) {
     });
   });
 
-  serve(server, p, { size, uuids }, (connections, openAtStop) => {
+  serve(server, p, { size, uuids, per_connection: perConnection }, (connections, openAtStop) => {
     const line = {
       scenario: 'echo',
       size,
       uuids,
+      per_connection: perConnection,
       threads: THREADS,
       connections,
       requests,

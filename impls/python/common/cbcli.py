@@ -57,6 +57,8 @@ SPECS = {
     "echo": SERVER_FLAGS + (
         ("size", None, "--size", (1, 1048576), 17),
         ("uuids", None, "--uuids", (0, 1000), 5),
+        # replies after which the server closes a connection; 0: until the client closes it
+        ("per_connection", None, "--per-connection", (0, 1000000000), 0),
     ),
     "http": SERVER_FLAGS,
 }

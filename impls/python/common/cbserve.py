@@ -61,13 +61,15 @@ def _nodelay(transport):
 
 
 class EchoProtocol(asyncio.Protocol):
-    """Reads S bytes, replies with them and U newline-prefixed UUIDs, until the client closes."""
+    """Reads S bytes, replies with them and U newline-prefixed UUIDs, until the client closes, or
+    until R replies (per_connection, when not 0) were written: then the server closes."""
 
-    __slots__ = ("transport", "buf", "requests", "size", "uuids", "totals")
+    __slots__ = ("transport", "buf", "requests", "size", "uuids", "per_connection", "totals")
 
-    def __init__(self, size, uuids, totals):
+    def __init__(self, size, uuids, per_connection, totals):
         self.size = size
         self.uuids = uuids
+        self.per_connection = per_connection
         self.totals = totals
         self.buf = bytearray()  # bytes of a request not yet complete (appending is amortised O(1))
         self.requests = 0
@@ -81,6 +83,8 @@ class EchoProtocol(asyncio.Protocol):
         uuids = "".join(["\n" + str(uuid4()) for _ in range(self.uuids)]).encode("ascii")
         self.transport.write(request + uuids)
         self.requests += 1
+        if self.requests == self.per_connection:
+            self.transport.close()  # flushes the reply, then closes
 
     def data_received(self, data):
         size = self.size
@@ -89,7 +93,7 @@ class EchoProtocol(asyncio.Protocol):
             self.reply(data)
             return
         buf += data
-        while len(buf) >= size:
+        while len(buf) >= size and not self.transport.is_closing():
             self.reply(bytes(buf[:size]))
             del buf[:size]  # bytearray drops a prefix without moving the rest
 
@@ -194,10 +198,10 @@ async def serve(p):
     loop = asyncio.get_running_loop()
     totals = Totals()
     if p["scenario"] == "echo":
-        size, uuids = p["size"], p["uuids"]
+        size, uuids, per_connection = p["size"], p["uuids"], p["per_connection"]
 
         def factory():
-            return EchoProtocol(size, uuids, totals)
+            return EchoProtocol(size, uuids, per_connection, totals)
     else:
 
         def factory():
@@ -221,7 +225,7 @@ async def serve(p):
     port = server.sockets[0].getsockname()[1]
     ready = {"ready": True, "scenario": p["scenario"], "host": p["host"], "port": port}
     if p["scenario"] == "echo":
-        ready.update(size=p["size"], uuids=p["uuids"])
+        ready.update(size=p["size"], uuids=p["uuids"], per_connection=p["per_connection"])
     ready["threads"] = THREADS
     if p["variant_given"]:
         ready["variant"] = p["variant"]
@@ -246,7 +250,7 @@ async def serve(p):
 
     if p["scenario"] == "echo":
         s, u, n = p["size"], p["uuids"], totals.requests
-        final = {"scenario": "echo", "size": s, "uuids": u, "threads": THREADS,
+        final = {"scenario": "echo", "size": s, "uuids": u, "per_connection": p["per_connection"], "threads": THREADS,
                  "connections": totals.connections, "requests": n,
                  # every request read exactly S bytes and got one reply of S + 37U bytes
                  "uuids_generated": u * n, "bytes_in": s * n, "bytes_out": (s + 37 * u) * n,

@@ -48,7 +48,7 @@ namespace Corobench.Mono
             int port = ((IPEndPoint)Listener.LocalEndpoint).Port;
             var ready = new Json().Bool("ready", true).Str("scenario", P.Scenario).Str("host", P.HostText).Int("port", port);
             if (P.Scenario == "echo")
-                ready.Int("size", P.Size).Int("uuids", P.Uuids);
+                ready.Int("size", P.Size).Int("uuids", P.Uuids).Int("per_connection", P.PerConnection);
             ready.Int("threads", Threads);
             if (P.VariantGiven)
                 ready.Str("variant", P.Variant);
@@ -84,7 +84,7 @@ namespace Corobench.Mono
         {
             var json = new Json(P.Scenario);
             if (P.Scenario == "echo")
-                json.Int("size", P.Size).Int("uuids", P.Uuids);
+                json.Int("size", P.Size).Int("uuids", P.Uuids).Int("per_connection", P.PerConnection);
             json.Int("threads", Threads);
             if (P.VariantGiven)
                 json.Str("variant", P.Variant);
@@ -279,7 +279,8 @@ namespace Corobench.Mono
                     }
                     AppendUuids(reply, size, uuids);
                     await stream.WriteAsync(reply, 0, reply.Length); // NetworkStream writes all of it
-                    reqs++;
+                    if (++reqs == P.PerConnection)
+                        break; // the R-th reply: the server closes the connection
                 }
             }
             catch (Exception)
@@ -340,7 +341,8 @@ namespace Corobench.Mono
                         }
                         AppendUuids(reply, size, uuids);
                         stream.Write(reply, 0, reply.Length);
-                        reqs++;
+                        if (++reqs == P.PerConnection)
+                            break; // the R-th reply: the server closes the connection
                     }
                 }
                 catch (Exception)

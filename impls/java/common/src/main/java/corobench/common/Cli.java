@@ -40,11 +40,12 @@ public final class Cli {
 
     /**
      * echo or http. {@code host} is the literal as given (echoed in the output lines), {@code address}
-     * the parsed one; size and uuids are 0 for http; {@code variant} is the one to run,
+     * the parsed one; size, uuids and perConnection (echo: replies after which the server closes a
+     * connection, 0 = until the client does) are 0 for http; {@code variant} is the one to run,
      * {@code variantGiven} whether --variant was on the command line (only then is it echoed).
      */
     public record Server(String scenario, String host, InetAddress address, int port, int size, int uuids,
-                         int threads, String variant, boolean variantGiven) implements Params {
+                         int perConnection, int threads, String variant, boolean variantGiven) implements Params {
         public boolean isEcho() {
             return scenario.equals("echo");
         }
@@ -86,7 +87,8 @@ public final class Cli {
             new Flag(null, "variant"), new Flag(null, "threads"));
     private static final List<Flag> ECHO = List.of(
             new Flag(null, "host"), new Flag(null, "port"), new Flag(null, "size"), new Flag(null, "uuids"),
-            new Flag(null, "threads"), new Flag(null, "variant"), new Flag(null, "allow-remote", true));
+            new Flag(null, "per-connection"), new Flag(null, "threads"), new Flag(null, "variant"),
+            new Flag(null, "allow-remote", true));
     private static final List<Flag> HTTP = List.of(
             new Flag(null, "host"), new Flag(null, "port"), new Flag(null, "threads"), new Flag(null, "variant"),
             new Flag(null, "allow-remote", true));
@@ -262,8 +264,10 @@ public final class Cli {
         boolean echo = scenario.equals("echo");
         int size = echo ? (int) count(values, "size", 17, 1 << 20) : 0;
         int uuids = echo ? (int) number(values, "uuids", 5, 0, 1000) : 0;
+        int perConnection = echo ? (int) number(values, "per-connection", 0, 0, 1_000_000_000) : 0;
         String variant = variant(spec, scenario, values);
-        return new Server(scenario, host, address, port, size, uuids, threads, variant, values.containsKey("variant"));
+        return new Server(scenario, host, address, port, size, uuids, perConnection, threads, variant,
+                values.containsKey("variant"));
     }
 
     /**

@@ -95,11 +95,12 @@ public final class EchoServer {
         }
     }
 
-    /** Serves one connection until the client closes it. */
+    /** Serves one connection until the client closes it, or until it had its --per-connection replies. */
     @SuppressWarnings("deprecation") // String.getBytes(int, int, byte[], int): copies the ASCII UUID text in place
     private void connection(Socket s) {
         final int size = p.size();
         final int uuids = p.uuids();
+        final long perConnection = p.perConnection();
         long n = 0;
         long generated = 0;
         long in = 0;
@@ -135,6 +136,9 @@ public final class EchoServer {
                 out += pos;
                 n++;
                 got = 0;
+                if (n == perConnection) {
+                    break;
+                }
             }
         } catch (IOException e) {
             // reset by the peer or closed at stop: the connection ends here
@@ -179,7 +183,8 @@ public final class EchoServer {
         awaitEmpty(System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(500));
         acceptDone.await(500, TimeUnit.MILLISECONDS);
         synchronized (open) {
-            return p.variantTo(new Json().put("scenario", "echo").put("size", p.size()).put("uuids", p.uuids()))
+            return p.variantTo(new Json().put("scenario", "echo").put("size", p.size()).put("uuids", p.uuids())
+                            .put("per_connection", p.perConnection()))
                     .put("threads", threads).put("connections", accepted).put("requests", requests)
                     .put("uuids_generated", uuidsGenerated).put("bytes_in", bytesIn)
                     .put("bytes_out", bytesOut).put("partial", partial).put("open_at_stop", openAtStop);

@@ -41,7 +41,7 @@ public final class Servers {
     public static void ready(Cli.Server p, int port, int threads) {
         Json json = new Json().put("ready", true).put("scenario", p.scenario()).put("host", p.host()).put("port", port);
         if (p.isEcho()) {
-            json.put("size", p.size()).put("uuids", p.uuids());
+            json.put("size", p.size()).put("uuids", p.uuids()).put("per_connection", p.perConnection());
         }
         System.out.println(p.variantTo(json.put("threads", threads)));
         System.out.flush();

@@ -46,11 +46,13 @@ public final class Main {
                 }
                 System.setProperty(PARALLELISM, Integer.toString(wanted));
             }
-            int parallelism = ManagementFactory.getPlatformMXBean(VirtualThreadSchedulerMXBean.class).getParallelism();
-            if (wanted > 0 && parallelism != wanted) {
-                throw new IllegalStateException("virtual-thread scheduler parallelism is " + parallelism
-                        + ", not " + wanted + " (was it created before main?)");
-            }
+            // The parallelism the default scheduler takes when it is created (JDK 25
+            // java.lang.VirtualThread.createDefaultScheduler: the property, else the CPUs this JVM
+            // may use). Read here rather than from VirtualThreadSchedulerMXBean: the management
+            // classes that bean loads cost every run 1 to 10 MiB of peak RSS (README, "tasks"),
+            // so only `info` asks the scheduler itself, and its line shows that the two agree.
+            String configured = System.getProperty(PARALLELISM);
+            int parallelism = configured != null ? Integer.parseInt(configured) : Runtime.getRuntime().availableProcessors();
             // The most carriers the scheduler may run, compensation for blocked ones included
             // (JDK 25 java.lang.VirtualThread.createDefaultScheduler: max(parallelism, 256) unless set).
             String max = System.getProperty(MAX_POOL_SIZE);
@@ -59,7 +61,8 @@ public final class Main {
                 case Cli.Server s when s.isEcho() -> Servers.echo(s, parallelism, Thread.ofVirtual());
                 case Cli.Server s -> PingHttp.run(s, parallelism, Executors.newVirtualThreadPerTaskExecutor(),
                         new PingHttp.Striped());
-                case Cli.Info i -> RuntimeInfo.jvm().put("scheduler_parallelism", parallelism)
+                case Cli.Info i -> RuntimeInfo.jvm().put("scheduler_parallelism",
+                                ManagementFactory.getPlatformMXBean(VirtualThreadSchedulerMXBean.class).getParallelism())
                         .put("scheduler_max_pool_size", maxPoolSize);
                 default -> new ThreadBench(Thread.ofVirtual(), "virtual threads", Queues.factory("array"),
                         parallelism, tasks -> maxPoolSize).run(p);

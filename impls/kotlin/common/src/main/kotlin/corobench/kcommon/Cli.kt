@@ -52,11 +52,12 @@ data class Blocking(
 
 /**
  * echo or http. [host] is the literal as given (echoed in the output lines), [address] the parsed
- * one; size and uuids are 0 for http; [variant] is null when --variant was not given.
+ * one; size, uuids and perConnection (echo: replies after which the server closes a connection, 0 =
+ * until the client does) are 0 for http; [variant] is null when --variant was not given.
  */
 data class Server(
     val scenario: String, val host: String, val address: InetAddress, val port: Int, val size: Int, val uuids: Int,
-    override val threads: Int, val variant: String?,
+    val perConnection: Int, override val threads: Int, val variant: String?,
 ) : Params {
     val isEcho: Boolean get() = scenario == "echo"
 
@@ -114,8 +115,8 @@ private val BLOCKING = listOf(
     Flag("n", "tasks"), Flag("i", "iterations"), Flag("b", "bytes"), Flag(null, "variant"), Flag(null, "threads"),
 )
 private val ECHO = listOf(
-    Flag(null, "host"), Flag(null, "port"), Flag(null, "size"), Flag(null, "uuids"), Flag(null, "threads"),
-    Flag(null, "variant"), Flag(null, "allow-remote", bool = true),
+    Flag(null, "host"), Flag(null, "port"), Flag(null, "size"), Flag(null, "uuids"), Flag(null, "per-connection"),
+    Flag(null, "threads"), Flag(null, "variant"), Flag(null, "allow-remote", bool = true),
 )
 private val HTTP = listOf(
     Flag(null, "host"), Flag(null, "port"), Flag(null, "threads"), Flag(null, "variant"),
@@ -260,8 +261,9 @@ private fun server(spec: Spec, scenario: String, values: Map<String, String>, th
     val echo = scenario == "echo"
     val size = if (echo) values.count("size", 17, 1L shl 20).toInt() else 0
     val uuids = if (echo) values.number("uuids", 5, 0, 1000).toInt() else 0
+    val perConnection = if (echo) values.number("per-connection", 0, 0, 1_000_000_000).toInt() else 0
     variant(spec, scenario, values)
-    return Server(scenario, host, address, port, size, uuids, threads, values["variant"])
+    return Server(scenario, host, address, port, size, uuids, perConnection, threads, values["variant"])
 }
 
 private val IPV4 = Regex("((25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])\\.){3}(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])")

@@ -48,7 +48,7 @@ private fun refusedBind(p: Server, e: Throwable): ResourceRefused {
 /** Prints the ready line (flushed): the listener is bound and listening. */
 private fun ready(p: Server, port: Int, threads: Int) {
     val json = Json().put("ready", true).put("scenario", p.scenario).put("host", p.host).put("port", port)
-    if (p.isEcho) json.put("size", p.size).put("uuids", p.uuids)
+    if (p.isEcho) json.put("size", p.size).put("uuids", p.uuids).put("per_connection", p.perConnection)
     println(p.variantTo(json.put("threads", threads)))
     System.out.flush()
 }
@@ -134,7 +134,7 @@ fun echoServer(p: Server, threads: Int): Json {
         connections.cancel()
         runBlocking { withTimeoutOrNull(500) { connections.children.forEach { it.join() } } }
         synchronized(totals) {
-            p.variantTo(Json().put("scenario", "echo").put("size", p.size).put("uuids", p.uuids))
+            p.variantTo(Json().put("scenario", "echo").put("size", p.size).put("uuids", p.uuids).put("per_connection", p.perConnection))
                 .put("threads", threads).put("connections", accepted.get()).put("requests", totals.requests)
                 .put("uuids_generated", totals.uuidsGenerated).put("bytes_in", totals.bytesIn)
                 .put("bytes_out", totals.bytesOut).put("partial", totals.partial).put("open_at_stop", openAtStop.toLong())
@@ -152,7 +152,7 @@ fun echoServer(p: Server, threads: Int): Json {
                     break
                 }
                 accepted.lazySet(accepted.get() + 1)
-                scope.launch { connection(socket, p.size, p.uuids, totals) }
+                scope.launch { connection(socket, p.size, p.uuids, p.perConnection, totals) }
             }
         } finally {
             acceptDone.countDown()
@@ -162,8 +162,8 @@ fun echoServer(p: Server, threads: Int): Json {
     throw refused.get() // exit 3 when accepting fails; otherwise the stop hook halts the JVM first
 }
 
-/** Serves one connection until the client closes it. */
-private suspend fun connection(socket: Socket, size: Int, uuids: Int, totals: EchoTotals) {
+/** Serves one connection until the client closes it, or until it had its [perConnection] replies (0: no limit). */
+private suspend fun connection(socket: Socket, size: Int, uuids: Int, perConnection: Int, totals: EchoTotals) {
     var n = 0L
     var generated = 0L
     var bytesIn = 0L
@@ -197,6 +197,7 @@ private suspend fun connection(socket: Socket, size: Int, uuids: Int, totals: Ec
                 bytesOut += pos
                 n++
                 got = 0
+                if (n == perConnection.toLong()) break
             }
             output.flushAndClose()
         }
