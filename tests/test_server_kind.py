@@ -75,8 +75,8 @@ def test_a_good_echo_server_is_verified_and_measured(results):
     assert measured["elapsed_ns"] > 0 and measured["max_rss_kb"] > 0
     argv = json.loads(measured["argv"])
     start = argv.index("echo")  # the harness asks for loopback and any free port, and passes the pinned CPU count
-    assert argv[start:] == ["echo", "--host", "127.0.0.1", "--port", "0", "--size", "17", "--uuids", "5",
-                            "--threads", "1"]
+    assert argv[start:] == ["echo", "--host", "127.0.0.1", "--port", "0", "--per-connection", "2", "--size", "17",
+                            "--uuids", "5", "--threads", "1"]
     cell = json.loads(proc.stdout)["results"][0]
     assert cell["status"] == "ok" and cell["metrics"]["rps"]["n"] == 2
     assert no_server_left()

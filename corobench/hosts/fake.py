@@ -282,7 +282,8 @@ class FakeServer(FakeScript):
         self.scenario = scenario
         ready = {"ready": True, "scenario": scenario, "port": 4242, "threads": p.threads}
         if scenario == "echo":
-            ready.update(size=int(p.arg("--size", "17")), uuids=int(p.arg("--uuids", "5")))
+            ready.update(size=int(p.arg("--size", "17")), uuids=int(p.arg("--uuids", "5")),
+                         per_connection=int(p.arg("--per-connection", "0")))
         p.print(ready)
 
     def loaded(self, p: FakeProgram) -> bool:
@@ -308,7 +309,8 @@ class FakeServer(FakeScript):
         if self.scenario == "echo":
             size, uuids = int(p.arg("--size", "17")), int(p.arg("--uuids", "5"))
             final.update(size=size, uuids=uuids, uuids_generated=uuids * n, bytes_in=size * n,
-                         bytes_out=(size + 37 * uuids) * n, partial=0)
+                         bytes_out=(size + 37 * uuids) * n, partial=0,
+                         per_connection=int(p.arg("--per-connection", "0")))
         p.print(final)
         p.exit(0)
 

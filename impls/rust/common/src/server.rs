@@ -240,19 +240,8 @@ fn accept_parsed(spec: &Spec, a: ServerArgs) -> ServerArgs {
     a
 }
 
-/// For programs that also run the batch scenarios: the server arguments when
-/// the scenario is echo or http (bad input exits 2), else `None`, and the
-/// caller goes on with [`crate::parse_args`].
-pub fn server_args(spec: &Spec, servers: &Servers) -> Option<ServerArgs> {
-    let args = process_args();
-    match parse_server_from(spec, servers, &args) {
-        Ok(Some(a)) => Some(accept_parsed(spec, a)),
-        Ok(None) => None,
-        Err(msg) => bad_input(msg),
-    }
-}
-
-/// For server-only programs: any other scenario is bad input.
+/// The server arguments of an echo or http binary: any other scenario is
+/// bad input.
 pub fn server_args_only(spec: &Spec, servers: &Servers) -> ServerArgs {
     let args = process_args();
     match parse_server_from(spec, servers, &args) {
