@@ -118,8 +118,10 @@ class Tracker:
         self.total = len(plan.runs)
         self.done = 0
         self.started = time.monotonic()
-        self.ratios: list[float] = []  # actual / estimate of this session's runs so far
-        self.actual: list[float] = []
+        # per scenario: actual / estimate of this session's runs so far, and their actual seconds
+        # (a scenario's runs differ from another's in overhead: a server's start, warm-up and stop)
+        self.ratios: dict[str, list[float]] = {}
+        self.actual: dict[str, list[float]] = {}
 
     def finished(self, row: RunRow, took_s: float) -> None:
         """A row was stored: the run it was is done; a program that FAILED (or was skipped) has no
@@ -132,9 +134,10 @@ class Tracker:
         if match is not None and row.argv:  # a run that ran (not a stand-in row for a cell)
             self.remaining.remove(match)
             self.done += 1
-            if match.estimate_s:
-                self.ratios.append(took_s / match.estimate_s)
-            self.actual.append(took_s)
+            if match.rep > 0:  # verification runs at a tiny size say nothing of the measured ones
+                if match.estimate_s:
+                    self.ratios.setdefault(row.scenario, []).append(took_s / match.estimate_s)
+                self.actual.setdefault(row.scenario, []).append(took_s)
         if row.status != "ok" and row.rep > 0:
             dropped = [r for r in self.remaining if (r.program, r.scenario, r.threads) == cell and r.rep > 0
                        and r.params == row.params]
@@ -143,9 +146,24 @@ class Tracker:
             self.total -= len(dropped)
 
     def left_s(self) -> float:
-        scale = statistics.median(self.ratios) if self.ratios else 1.0
-        fallback = statistics.median(self.actual) if self.actual else VERIFY_S
-        return sum((r.estimate_s * scale if r.estimate_s else fallback) for r in self.remaining)
+        """The remaining runs' estimates, each scaled by how its scenario's runs compared with their
+        estimates so far; a run with no estimate counts as its scenario's median so far (before
+        any: the median of every run so far)."""
+        everything = [x for xs in self.actual.values() for x in xs]
+        overall = statistics.median(everything) if everything else VERIFY_S
+        all_ratios = [x for xs in self.ratios.values() for x in xs]
+        overall_scale = statistics.median(all_ratios) if all_ratios else 1.0
+        left = 0.0
+        for r in self.remaining:
+            if r.estimate_s:
+                ratios = self.ratios.get(r.scenario)
+                left += r.estimate_s * (statistics.median(ratios) if ratios else overall_scale)
+            elif r.rep == 0:
+                left += VERIFY_S
+            else:
+                actual = self.actual.get(r.scenario)
+                left += statistics.median(actual) if actual else overall
+        return left
 
     def prefix(self) -> str:
         return f"[run {self.done} of {self.total}]" if self.total else f"[run {self.done}]"
