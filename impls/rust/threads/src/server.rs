@@ -147,7 +147,11 @@ where
             continue;
         }
         server::note_accepted(accepted);
-        let started = thread::Builder::new().stack_size(crate::STACK).spawn(move || conn(stream));
+        // std's default stack (2 MiB), as `thread::spawn` gives it: a connection thread exits
+        // when its connection ends, and glibc keeps up to 40 MiB of exited threads' stacks, with
+        // the pages they touched, for reuse; at 64 KiB a stack that is 640 stacks, at 2 MiB 20
+        // (../README.md, "rust-threads"): the small stack raised echo's peak RSS by a fifth.
+        let started = thread::Builder::new().spawn(move || conn(stream));
         if let Err(e) = started {
             common::refused(format_args!(
                 "accepted {accepted} connections, then thread spawn failed: {}",

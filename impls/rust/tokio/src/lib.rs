@@ -18,6 +18,8 @@ use std::time::Duration;
 use corobench_common::{self as common, batch, Binaries, Spec, ThreadsMode};
 
 pub mod server;
+#[cfg(feature = "tailbench")]
+pub mod tailbench;
 
 #[global_allocator]
 static ALLOC: common::ReportingAlloc = common::ReportingAlloc;
@@ -48,6 +50,10 @@ pub const BINARIES: Binaries = &[
 /// The multi-thread runtime with `threads` workers (tokio's default: one per
 /// core), and the workers it really has.
 pub fn runtime(threads: Option<usize>, io: bool) -> (tokio::runtime::Runtime, usize) {
+    #[cfg(feature = "tailbench")]
+    if io {
+        return tailbench::runtime(threads);
+    }
     let mut builder = tokio::runtime::Builder::new_multi_thread();
     if let Some(n) = threads {
         builder.worker_threads(n);

@@ -60,5 +60,7 @@ where
         tokio::time::sleep(STOP_POLL).await;
     }
     let open = accepted - totals.ended();
+    #[cfg(feature = "tailbench")]
+    crate::tailbench::report();
     server::finish(&a, workers, Some(accepted), &totals.counts(), open)
 }
