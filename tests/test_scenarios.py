@@ -83,3 +83,17 @@ def test_client_bound_only_when_the_server_had_cpu_to_spare(name):
     assert caveats({}, {"client_cpu_share": 0.50, "server_cpu_share": 0.40}) == []
     [older] = caveats({}, {"client_cpu_share": 0.96})  # runs stored without the server's share
     assert "may be the client's limit" in older
+
+
+def test_a_latency_tail_far_above_the_median_is_named():
+    from corobench.scenarios import get_scenario
+
+    http = get_scenario("http")
+    params = {"connections": 2020, "duration": 10, "warmup_s": 2, "requests": 0, "rate": 0}
+    # rust-tokio at 2020 connections (docs/results/seed-http): p50 4.63 ms, p99 294 ms
+    warned = http.caveats(params, {"lat_p50_us": 4630.0, "lat_p99_us": 294000.0})
+    assert any("p99 far above the median" in w and w.detail == "p99 63x p50" for w in warned)
+    # monoio in the same cell: p50 16.1 ms, p99 25.4 ms — a tail like every other runtime's
+    assert not any("p99 far above" in w for w in http.caveats(params, {"lat_p50_us": 16100.0, "lat_p99_us": 25400.0}))
+    # a large ratio at sub-millisecond latencies (a VM's late wake-ups) is not the finding
+    assert not any("p99 far above" in w for w in http.caveats(params, {"lat_p50_us": 100.0, "lat_p99_us": 2000.0}))

@@ -43,6 +43,11 @@ CLIENT_OTHERS = Metric("client_other_share", "others on client CPUs", "of its CP
 CLIENT_BOUND = 0.90
 SERVER_SPARE = 0.10
 BUSY_OTHERS = 0.25  # as results.BUSY_FRACTION: other processes took more than this of the run's CPUs
+# A tail far from the body: p99 this many times the median, and at least TAIL_MIN_US. Closed-loop
+# servers that serve connections in turn keep p99 within 2-3x the median; a scheduler that lets
+# some ready connections wait while others run shows 10-60x (docs/implementations.md, "tokio's tail").
+TAIL_RATIO = 8.0
+TAIL_MIN_US = 10_000.0
 HOST = "127.0.0.1"  # every server binds loopback; port 0: the kernel picks a free port
 LATENCIES = (("p50", "lat_p50_us"), ("p90", "lat_p90_us"), ("p99", "lat_p99_us"), ("p99.9", "lat_p999_us"))
 
@@ -91,6 +96,18 @@ class ServerScenario(Scenario, ABC):
         or None; `slack`: how many more exchanges a generator that leaves some in flight allows."""
 
     def caveats(self, params: Mapping, medians: Mapping[str, float]) -> list[CellWarning]:
+        return self._tail(medians) + self._bounds(medians)
+
+    @staticmethod
+    def _tail(medians: Mapping[str, float]) -> list[CellWarning]:
+        p50, p99 = medians.get("lat_p50_us"), medians.get("lat_p99_us")
+        if not p50 or not p99 or p99 < TAIL_MIN_US or p99 < TAIL_RATIO * p50:
+            return []
+        return [CellWarning("p99 far above the median: some connections waited much longer than most while the "
+                            "server was busy (rust-tokio above 256 ready connections per worker: its scheduler's "
+                            "global queue, docs/implementations.md \"tokio's tail\")", f"p99 {p99 / p50:.0f}x p50")]
+
+    def _bounds(self, medians: Mapping[str, float]) -> list[CellWarning]:
         client, server = medians.get("client_cpu_share"), medians.get("server_cpu_share")
         taken = max((medians.get(k) or 0 for k in ("server_other_share", "client_other_share")), default=0)
         if (server is not None and server < 1 - SERVER_SPARE and client is not None and client < CLIENT_BOUND
