@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import ipaddress
 import os
+import socket
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -133,8 +134,11 @@ def listeners(net: Path) -> list[Listener]:
     """Every socket of a network namespace (its /proc/PID/net) that accepts connections (TCP
     LISTEN) or datagrams from anyone (bound, unconnected UDP)."""
     found: list[Listener] = []
-    for name, state, family in (("tcp", TCP_LISTEN, 4), ("tcp6", TCP_LISTEN, 6),
-                                ("udp", UDP_UNCONNECTED, 4), ("udp6", UDP_UNCONNECTED, 6)):
+    files = (("tcp", TCP_LISTEN, 4), ("tcp6", TCP_LISTEN, 6), ("udp", UDP_UNCONNECTED, 4), ("udp6", UDP_UNCONNECTED, 6))
+    tcp = _tcp_by_netlink(net)
+    if tcp is not None:
+        found, files = tcp, files[2:]
+    for name, state, family in files:
         try:
             lines = (net / name).read_text().splitlines()[1:]
         except OSError:
@@ -149,6 +153,24 @@ def listeners(net: Path) -> list[Listener]:
                 continue  # created but never bound: it receives nothing
             found.append(Listener(name.rstrip("6"), str(_address(hex_addr, family)), port, fields[9]))
     return found
+
+
+def _tcp_by_netlink(net: Path) -> list[Listener] | None:
+    """The TCP listeners from sock_diag, which answers with listeners alone (/proc/net/tcp lists
+    every socket, TIME_WAIT included: tens of thousands after a short-connection run), when `net`
+    is this process's own namespace; None when it is another's or the kernel cannot answer."""
+    try:
+        if net.parent.name == "self":
+            pass
+        elif (net.parent / "ns" / "net").stat().st_ino != Path("/proc/self/ns/net").stat().st_ino:
+            return None
+        from corobench.hosts import sockdiag
+
+        return [Listener("tcp", address, port, inode)
+                for family in (socket.AF_INET, socket.AF_INET6)
+                for address, port, inode in sockdiag.tcp_listeners(family) if port != 0]
+    except OSError:
+        return None
 
 
 def held_listeners(pids: list[int], allowed, foreign: set[str], proc: Path = PROC) -> list[str]:
