@@ -46,7 +46,8 @@ class Objective:
 
 
 def fmt_us(us: float) -> str:
-    return f"{us / 1e3:g} ms" if us >= 1000 else f"{us:g} µs"
+    """Three significant digits: a histogram's percentile is no more exact than that."""
+    return f"{us / 1e3:.3g} ms" if us >= 1000 else f"{us:.3g} µs"
 
 
 def parse_objective(items: list[str]) -> Objective:
