@@ -4,7 +4,7 @@ VENV := .venv
 COROBENCH := $(VENV)/bin/corobench
 REPORT ?= report
 
-.PHONY: bench test impl-unit-tests setup build quick seed-chain seed-tasks seed-blocking seed-echo seed-http seed-http-hosts pingpong clean
+.PHONY: bench test impl-unit-tests setup build quick seed-chain seed-tasks seed-blocking seed-echo seed-http seed-http-hosts pingpong results-site clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -39,6 +39,14 @@ seed-chain seed-tasks seed-blocking seed-echo seed-http seed-http-hosts pingpong
 	$(COROBENCH) run --suite suites/$@.toml; status=$$?; \
 	$(COROBENCH) report latest --out $(REPORT)/$@ >/dev/null && echo "report: $(REPORT)/$@/report.html"; \
 	exit $$status
+
+# docs/results/site from the published bundles alone (import into a scratch results folder, then
+# `corobench site`): the committed site is what this writes, except plotly.min.js (4.6 MB, from
+# the Python plotly package), which this target puts back so the pages open from disk.
+results-site: $(VENV)/.installed
+	rm -rf .cache/results-site
+	$(COROBENCH) --results .cache/results-site import docs/results/bundles/*.jsonl.gz
+	$(COROBENCH) --results .cache/results-site site --out docs/results/site
 
 clean:
 	rm -rf $(VENV) results $(REPORT)

@@ -7,12 +7,13 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 from pathlib import Path
 
 import pytest
 
-from conftest import FAKES, corobench
+from conftest import FAKES, ROOT, corobench
 from test_bundle import lines_of, register_commands, write_lines
 from test_html_report import CHROMIUM, FLAGS, INJECTED, browser
 
@@ -362,3 +363,26 @@ def test_a_hostile_bundle_cannot_put_markup_into_the_site(two_machines, chromium
     assert any(HOSTILE_NAME in text for text in legends)
     assert page.locator("img").count() == 0 and page.locator("script:not([src])").count() == 0
     view.clean()  # no dialog, no console error
+
+
+def test_a_page_lead_names_no_parameter_the_runs_did_not_use(every_scenario):
+    # every synthetic http run is closed loop and duration-bounded: rate=0 and requests=0 are unset
+    lead = re.search(r'<p class="lead">(.*?)</p>', (every_scenario / "http.html").read_text(), re.S).group(1)
+    assert "all at" in lead and not re.search(r"\b\w+=0\b", lead), lead
+
+
+def test_a_capacity_search_is_drawn_against_the_offered_rate(tmp_path):
+    # the published capacity bundle: 80 connections throughout, a closed-loop estimate (rate 0) and
+    # open-loop steps at a dozen offered rates per program
+    bundle = ROOT / "docs" / "results" / "bundles" / "capacity-http-p99-5ms-2026-11-23.jsonl.gz"
+    assert corobench("import", str(bundle), results=tmp_path / "r").returncode == 0
+    proc = corobench("site", "--out", str(tmp_path / "site"), results=tmp_path / "r")
+    assert proc.returncode == 0, proc.stderr
+    figures = site_data(tmp_path / "site", "http")["figures"]["summary"]
+    rps = [f for f in figures if f["layout"]["title"]["text"].startswith("http: requests/s")]
+    # one figure for the closed-loop estimates (against connections), one line figure against rate
+    assert [f["layout"]["title"]["text"].split("<")[0] for f in rps] == ["http: requests/s against connections",
+                                                                         "http: requests/s against rate"]
+    against_rate = rps[1]
+    assert {t["name"] for t in against_rate["data"]} == {"go", "rust-tokio:httparse", "rust-tokio:hyper"}
+    assert all(len(t["x"]) >= 4 and 0 not in t["x"] for t in against_rate["data"])

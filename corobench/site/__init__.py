@@ -253,7 +253,8 @@ def _scenario_page(row_set: ScenarioRows, infos: list[SessionInfo], machine_name
     writer.text(f"data/{scenario.name}.js", _js("COROBENCH_SITE", data))
     threads = sorted({r.threads for r in rows if r.threads is not None})
     latest = latest_per_key(rows)
-    constants = " ".join(f"{n}={values[n][0]}" for n in param_names if len(values[n]) == 1)
+    # a parameter at 0 is one the runs did not use (rate=0: closed loop; duration=0: count-bounded)
+    constants = " ".join(f"{n}={values[n][0]}" for n in param_names if len(values[n]) == 1 and values[n][0] != "0")
     page = {"name": scenario.name, "summary": scenario.summary, "rows": len(rows), "n_keys": len(keys),
             "constants": constants,
             "sessions": len(row_set.sessions), "latest": max((r.date for r in rows), default=""),

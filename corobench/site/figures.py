@@ -15,6 +15,8 @@ median, the runs' min–max and their number, the session and its date.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import html
 import re
 from typing import Any, Callable
@@ -101,7 +103,8 @@ class Series:
 
 
 def title_text(head: str, chosen: dict, series: Series) -> str:
-    params = " ".join(f"{k}={v}" for k, v in chosen.items() if k not in PLACE)
+    # a parameter at 0 is one its runs did not use (rate=0: closed loop): no title names it
+    params = " ".join(f"{k}={v}" for k, v in chosen.items() if k not in PLACE and v != 0)
     return head + (f" — {params}" if params else "")
 
 
@@ -214,6 +217,18 @@ def summary_figures(scenario: Scenario, view: View, rows: list[Row], metrics: li
     index = next((i for i, m in enumerate(metrics) if m.key == view.metric), 0)
     metric = metrics[index]
     usable = [r for r in rows if r.status == "ok" and r.figures[index] is not None]
+    if view.shape == LINES and view.x is not None:
+        swapped = _x_that_varies(view, usable, scenario)
+        if swapped is not view:  # the runs at 0 of that parameter did not use it: drawn as before
+            unused = [r for r in usable if not param_value(r, swapped.x)]
+            used = [r for r in usable if param_value(r, swapped.x)]
+            return ((_figures(scenario, view, unused, index, metric, series) if unused else [])
+                    + _figures(scenario, swapped, used, index, metric, series))
+    return _figures(scenario, view, usable, index, metric, series)
+
+
+def _figures(scenario: Scenario, view: View, usable: list[Row], index: int, metric: Metric,
+             series: Series) -> list[dict]:
     names = [*PLACE, *(p.name for p in scenario.params), "threads"]
     lines = view.shape == LINES and view.x is not None
     layout_params = set(view.uses()) if lines or view.shape == GROUPED else set()
@@ -226,6 +241,25 @@ def summary_figures(scenario: Scenario, view: View, rows: list[Row], metrics: li
         else:
             figures.append(_bars_figure(scenario, view, members, index, metric, series, title, place))
     return figures
+
+
+def _x_that_varies(view: View, rows: list[Row], scenario: Scenario) -> View:
+    """The view, or, when its x parameter has one value in these rows while another numeric
+    parameter takes several (a capacity search: 80 connections, a dozen offered rates), the view
+    drawn against that parameter: a line of points instead of one figure per point."""
+    def values(name: str) -> set:
+        return {param_value(r, name) for r in rows}
+
+    if len(values(view.x)) != 1:
+        return view
+    others = [(len(values(p.name)), p.name) for p in scenario.params
+              if p.name not in view.uses() and len(values(p.name)) > 2
+              and all(isinstance(v, (int, float)) for v in values(p.name))]
+    if not others:
+        return view
+    _, name = max(others)
+    title = view.title.replace(f"against {view.x}", f"against {name}")
+    return replace(view, x=name, xlabel=name, title=title, log_x=False, panels=None)
 
 
 def _by_key(rows: list[Row]) -> dict[ComparabilityKey, list[Row]]:
