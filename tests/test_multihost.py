@@ -124,6 +124,7 @@ def test_hosts_check_reports_each_host_and_a_shifted_clock_within_its_bound(net,
         offset, error = host.clock_offset()
     finally:
         host.close()
+    print(f"client2 clock offset {offset / 1e9:+.6f} s ± {error / 1e3:.0f} µs (shift {SHIFT_S} s)")
     assert abs(offset - SHIFT_S * 10**9) <= error, (offset, error)  # the true offset lies within the bound
     assert 0 < error < 20_000_000
 

@@ -160,9 +160,7 @@ def _tcp_by_netlink(net: Path) -> list[Listener] | None:
     every socket, TIME_WAIT included: tens of thousands after a short-connection run), when `net`
     is this process's own namespace; None when it is another's or the kernel cannot answer."""
     try:
-        if net.parent.name == "self":
-            pass
-        elif (net.parent / "ns" / "net").stat().st_ino != Path("/proc/self/ns/net").stat().st_ino:
+        if (net.parent / "ns" / "net").stat().st_ino != (PROC / "self" / "ns" / "net").stat().st_ino:
             return None
         from corobench.hosts import sockdiag
 
