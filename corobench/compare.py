@@ -139,7 +139,7 @@ class Group:
     @property
     def title(self) -> str:
         first = settings(self.lines[0].a_cell)
-        common = " ".join(f"{k}={v}" for k, v in first.items() if k not in self.varying)
+        common = " ".join(f"{k}={v}" for k, v in first.items() if k not in self.varying and v != 0)
         return f"{self.scenario}: {metric_title(self.metric)}" + (f", at {common}" if common else "")
 
     def label(self, cell: Cell) -> str:
@@ -291,15 +291,11 @@ def metric_title(metric: Metric) -> str:
     return f"{metric.label} ({metric.unit}, {metric.better} is better)"
 
 
-def cell_label(cell: Cell) -> str:
-    return cell.label_params() + (f" threads={cell.threads}" if cell.threads is not None else "")
-
-
 def one_side_text(cell: Cell) -> str:
     head = cell.headline() if cell.status == "ok" else None
     figure = f"{cell.metrics[0].key} {with_spread(head, cell.metrics[0].unit)}" if head is not None \
         else cell.status.upper()
-    return f"{cell.scenario} {cell.program} {cell_label(cell)}: {figure}"
+    return f"{cell.scenario} {cell.program} {cell.label()}: {figure}"
 
 
 def failure_notes(result: Result) -> list[str]:

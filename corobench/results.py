@@ -48,7 +48,14 @@ class Cell:
         return self.summaries.get(self.metrics[0].key)
 
     def label_params(self) -> str:
+        """Every parameter, for data files (CSV) where a column must not come and go."""
         return " ".join(f"{k}={v}" for k, v in self.params.items())
+
+    def label(self) -> str:
+        """What a table or section title names the cell by: zero-valued parameters (a switched-off
+        option such as rate=0) are left out, as in chart titles; --threads when it was set."""
+        return " ".join([*(f"{k}={v}" for k, v in self.params.items() if v != 0),
+                         *([f"threads={self.threads}"] if self.threads is not None else [])])
 
 
 def build_cells(rows: Sequence[RunRow]) -> list[Cell]:

@@ -16,6 +16,13 @@ from corobench.store import RunRow
 matplotlib.use("Agg")
 
 
+@pytest.fixture(autouse=True)
+def close_figures():
+    yield
+    from matplotlib import pyplot
+    pyplot.close("all")  # each test draws many: matplotlib keeps them until closed
+
+
 def run(scenario: str, params: dict, program: str, rep: int, **values) -> RunRow:
     return RunRow(program=program, impl_id=program, variant=None, scenario=scenario, params=params, threads=None,
                   cpus=None, rep=rep, status="ok", argv=["x"], reported_threads=1, wall_ns=10**9, user_s=0.1,
@@ -125,3 +132,32 @@ def test_titles_leave_out_zero_parameters_and_file_names_cannot_be_confused():
                     for rep in (1, 2, 3)]
     names = [n for n, _ in charts.figures("http", build_cells(rows2))]
     assert "http-latency--connections-420" in names and "http-latency--connections-80" in names
+
+
+def test_table_and_section_titles_leave_out_zero_parameters_too():
+    from corobench.compare import one_side_text
+    from corobench.export.grouping import groups, tabulate
+    from corobench.report.sections import who_wins
+
+    params = {"connections": 80, "duration": 2, "warmup_s": 2, "requests": 0, "rate": 0}
+    cells = build_cells([run("http", params, prog, rep, elapsed_ns=2 * 10**9, metrics={"rps": 1000.0 + rep})
+                         for prog in ("a", "b") for rep in (1, 2, 3)])
+    [(label, group)] = groups(cells)
+    titles = [label, tabulate("http", label, group).title, one_side_text(cells[0]),
+              *(" ".join(map(str, row)) for table in who_wins(cells).tables for row in table.rows)]
+    for title in titles:
+        assert "connections=80" in title and "requests=0" not in title and "rate=0" not in title, title
+    assert "rate=0" in cells[0].label_params()  # data files keep every parameter
+
+
+def test_a_lines_view_at_one_x_value_is_bars_titled_against_nothing_and_units_are_said_once():
+    params = {"connections": 80, "duration": 2, "warmup_s": 2, "requests": 0, "rate": 0}
+    rows = [run("http", params, prog, rep, elapsed_ns=2 * 10**9, metrics={"rps": 1000.0 * (i + 1) + rep})
+            for i, prog in enumerate(("a", "b")) for rep in (1, 2, 3)]
+    _, fig = figure("http", build_cells(rows), "http-rps")
+    ax = fig.axes[0]
+    assert ax.get_title().strip() == "http: requests/s"  # not "against connections": there is one
+    assert ax.get_xlabel() == "requests/s, higher is better"  # not "requests/s (requests/s)"
+    fig.canvas.draw()
+    top = max(ax.get_yticklabels(), key=lambda t: t.get_window_extent().y0)
+    assert top.get_text() == "b"  # the best at the top

@@ -380,9 +380,12 @@ def test_a_capacity_search_is_drawn_against_the_offered_rate(tmp_path):
     assert proc.returncode == 0, proc.stderr
     figures = site_data(tmp_path / "site", "http")["figures"]["summary"]
     rps = [f for f in figures if f["layout"]["title"]["text"].startswith("http: requests/s")]
-    # one figure for the closed-loop estimates (against connections), one line figure against rate
-    assert [f["layout"]["title"]["text"].split("<")[0] for f in rps] == ["http: requests/s against connections",
+    # the closed-loop estimates, all at 80 connections: bars naming that count (not a line of single
+    # points against connections); then one line figure against the offered rate
+    assert [f["layout"]["title"]["text"].split("<")[0] for f in rps] == ["http: requests/s — connections=80",
                                                                          "http: requests/s against rate"]
+    estimates = rps[0]
+    assert {t["type"] for t in estimates["data"]} == {"bar"} and len(estimates["data"]) == 3
     against_rate = rps[1]
     assert {t["name"] for t in against_rate["data"]} == {"go", "rust-tokio:httparse", "rust-tokio:hyper"}
     assert all(len(t["x"]) >= 4 and 0 not in t["x"] for t in against_rate["data"])

@@ -14,7 +14,7 @@ def groups(cells: list[Cell]) -> list[tuple[str, list[Cell]]]:
     """[(parameter label, cells)] in the cells' order; a label includes --threads when set."""
     out: dict[str, list[Cell]] = {}
     for c in cells:
-        label = c.label_params() + (f" threads={c.threads}" if c.threads is not None else "")
+        label = c.label()
         out.setdefault(label, []).append(c)
     return list(out.items())
 
@@ -79,9 +79,11 @@ def tabulate(scenario: str, label: str, group: list[Cell], terminal: bool = Fals
     if warnings:  # each kind of warning once per table, naming the programs it applies to
         data.notes += scenario_warnings(group)
     ok = [c for c in group if c.status == "ok" and c.headline() is not None]
-    if len(ok) > 1 and not significance_possible(min(counts), min(counts)):
-        data.notes.append(f"with {min(counts)} runs per program no difference can reach significance at 5 % (the ratios "
-                          f"read \"{TOO_FEW}\", which is not \"no difference\"): use --reps 5 or more to compare")
+    n = min(counts, default=0)
+    if len(ok) > 1 and not significance_possible(n, n):
+        data.notes.append(f"with {n} run{'s' if n != 1 else ''} per program no difference can reach significance "
+                          f"at 5 % (the ratios read \"{TOO_FEW}\", which is not \"no difference\"): use --reps 5 "
+                          "or more to compare")
     return data
 
 

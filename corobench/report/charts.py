@@ -107,8 +107,9 @@ def spans_decade(values: list[float]) -> bool:
 
 
 def axis_label(metric_label: str, unit: str, better: str) -> str:
-    """`speed (events/s), higher is better`: the unit in the label where the ticks do not carry it."""
-    shown = "" if unit in STEPS else f" ({unit})"
+    """`speed (events/s), higher is better`: the unit in the label where the ticks do not carry it
+    and the label does not already say it (`requests/s, higher is better`)."""
+    shown = "" if unit in STEPS or (len(unit) > 2 and unit in metric_label) else f" ({unit})"
     return f"{metric_label}{shown}, {better} is better"
 
 
@@ -406,12 +407,12 @@ def figures(scenario_name: str, cells: list[Cell]):
                 fig = lines(group, metric, view, view.title, params)
             elif view.shape in (LINES, GROUPED) and (view.panels or view.group) and \
                     len({c.params[view.panels or view.group] for c in group}) > 1:
-                fig = grouped_bars(group, metric, view.panels or view.group, view.title,
+                fig = grouped_bars(group, metric, view.panels or view.group, view.bars_title(),
                                    param_text({**shown, **({view.x: group[0].params[view.x]} if view.x else {})},
                                               threads))
             elif view.shape in (LINES, GROUPED, BARS):
                 one = {**shown, **{k: group[0].params[k] for k in view.uses()}}
-                fig = bars(group, metric, view.title, param_text(one, threads))
+                fig = bars(group, metric, view.bars_title(), param_text(one, threads))
             elif view.shape == PERCENTILES:
                 fig = percentiles(group, view, view.title, params)
             elif view.shape == SERIES:

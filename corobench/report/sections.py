@@ -36,7 +36,7 @@ def who_wins(cells: list[Cell], min_change: float | None = None) -> Section:
         scenario = get_scenario(name)
         labels: dict[str, list[Cell]] = {}
         for c in group:
-            labels.setdefault(c.label_params() + (f" threads={c.threads}" if c.threads is not None else ""), []).append(c)
+            labels.setdefault(c.label(), []).append(c)
         for label, same in labels.items():
             order = [(c, t) for c, t in ranked(same, min_change) if c.status == "ok" and c.headline() is not None]
             if not order:

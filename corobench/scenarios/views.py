@@ -32,6 +32,10 @@ class View:
     metrics: tuple[tuple[str, str], ...] = ()  # PERCENTILES: (label, metric key) pairs; SERIES: ((label, key),)
     headline: bool = False  # the scenario's summary chart: first in its section
 
+    def bars_title(self) -> str:
+        """The title when a LINES view is drawn as bars (its x has one value): against nothing."""
+        return self.title.split(" against ")[0] if self.shape == LINES else self.title
+
     def uses(self) -> set[str]:
         """The parameters this view lays out inside one figure; the others split figures."""
         return {p for p in (self.x, self.panels, self.group) if p}

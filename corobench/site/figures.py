@@ -236,7 +236,14 @@ def _figures(scenario: Scenario, view: View, usable: list[Row], index: int, metr
     for chosen, members in _splits(usable, [n for n in names if n not in layout_params], scenario, PLACE,
                                    series):
         title, place = title_text(view.title, chosen, series), series.place(chosen)
-        if lines:
+        xs = {param_value(r, view.x) for r in members} if lines else set()
+        panels = {param_value(r, view.panels) for r in members} if lines and view.panels else set()
+        if lines and len(xs) == 1 and len(panels) <= 1:
+            # one x value: a line of single points says nothing; bars, best first, naming that value
+            one = {**chosen, view.x: next(iter(xs)), **({view.panels: next(iter(panels))} if panels else {})}
+            figures.append(_bars_figure(scenario, view, members, index, metric, series,
+                                        title_text(view.bars_title(), one, series), place))
+        elif lines:
             figures.append(_lines_figure(scenario, view, members, index, metric, series, title, place))
         else:
             figures.append(_bars_figure(scenario, view, members, index, metric, series, title, place))
