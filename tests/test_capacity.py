@@ -70,12 +70,16 @@ class ClientLimited(OneAtATime):
         return Behaviour(achieved, SERVICE_US, SERVICE_US * 1.5, client_share=min(1.0, offered / client_max))
 
 
-def search(model: ServerModel, objective: Objective, tmp_path, cores: float = 0.5):
+def search(model: ServerModel, objective: Objective, tmp_path, cores: float = 0.5, agents: int = 1):
     world = FakeWorld()
     server = FakeHost(world, "server", {"fake_server.py": lambda spec: FakeServer("good", cores, model)})
-    client = FakeHost(world, "client", {"corobench-load": lambda spec: FakeLoad()})
-    client.kind = "local"
-    topology = Topology(server, {0}, [ClientSlot(client, {1})])
+    slots = []
+    for i in range(agents):  # with several, each on a host of its own whose clock is shifted
+        client = FakeHost(world, f"client{i}", {"corobench-load": lambda spec: FakeLoad()},
+                          offset_ns=i * 3_000_000_000, offset_error_ns=40_000)
+        client.kind = "local" if agents == 1 else "ssh"
+        slots.append(ClientSlot(client, {1}))
+    topology = Topology(server, {0}, slots)
     store = Store(tmp_path / "c.sqlite")
     session = store.begin_session("capacity", None, {}, {}, {})
     runner = Runner(store, session, Options(reps=1, timeout_s=60, topology=topology))
@@ -114,6 +118,12 @@ def test_a_client_bound_search_says_so_instead_of_reporting_the_clients_limit(tm
     result, _ = search(ClientLimited(), parse_objective(["p99=1ms"]), tmp_path)
     assert result.verdict == "client-bound" and "could not be reached with this client" in result.note
     assert any(s.client_bound for s in result.steps)
+    from corobench.report.capacity import charts  # its chart does not call the client's limit a capacity
+
+    svg = next(p for p in charts(result, parse_objective(["p99=1ms"]), tmp_path, "http") if p.suffix == ".svg")
+    text = svg.read_text()  # matplotlib writes each text drawn as a comment beside its glyphs
+    assert f"met up to {result.capacity:.0f}/s (client-bound above)" in text and "client-bound step" in text
+    assert f"capacity {result.capacity:.0f}/s" not in text
 
 
 def test_objectives_are_checked_and_bad_ones_are_one_line(results):
@@ -131,3 +141,16 @@ def test_a_knee_below_the_series_start_is_found_by_halving_down(tmp_path):
     result, _ = search(Smooth(), parse_objective(["p99=110us"]), tmp_path)
     assert result.verdict == "capacity" and result.capacity < 0.25 * R
     assert result.capacity == pytest.approx(0.09 * R, rel=0.15), result
+
+
+def test_agents_on_several_hosts_share_each_step_and_find_the_same_capacity(tmp_path):
+    result, rows = search(OneAtATime(), parse_objective(["p99=1ms"]), tmp_path, agents=2)
+    assert result.verdict == "capacity" and result.capacity == pytest.approx(R, rel=0.10), result
+    steps = [r for r in rows if r.rep >= 1 and r.params.get("rate")]
+    assert steps and all(r.status == "ok" for r in steps)
+    for r in steps:  # the step's offered rate split over both agents, their rates summed
+        agents = r.result["client"]["agents"]
+        assert len(agents) == 2 and {a["host"] for a in agents} == {"client0", "client1"}
+        assert r.metrics["rps"] == pytest.approx(sum(a["rate"] for a in agents))
+        assert agents[0]["rate"] == pytest.approx(agents[1]["rate"], rel=0.01)
+        assert r.result["final"]["requests"] == sum(a["requests"] for a in agents)

@@ -77,8 +77,8 @@ def charts(c: Capacity, objective: Objective, out_dir: Path, scenario: str) -> l
                         xycoords=("axes fraction", "data"), xytext=(0, 3), textcoords="offset points", fontsize=8,
                         color="#b00")
     bound = [s.rate for s in steps if s.client_bound]
-    for x in bound:
-        lat_ax.axvline(x, color="#999", linestyle=":", linewidth=1)
+    for i, x in enumerate(bound):
+        lat_ax.axvline(x, color="#999", linestyle=":", linewidth=1, label="client-bound step" if i == 0 else None)
     unit_axis(lat_ax, "y", "µs", 1.0, log=True)
     lat_ax.set_xlabel("offered rate (requests/s)")
     lat_ax.set_ylabel("latency from the intended send time, lower is better")
@@ -89,8 +89,10 @@ def charts(c: Capacity, objective: Objective, out_dir: Path, scenario: str) -> l
     ach_ax.plot([0, top], [0, top], color="#999", linewidth=1, label="achieved = offered")
     ach_ax.plot(xs, [s.achieved for s in steps], marker="o", markersize=4, label="achieved")
     if c.capacity:
-        ach_ax.axvline(c.capacity, color="#2a7", linestyle="--", linewidth=1,
-                       label=f"capacity {c.capacity:.0f}/s")
+        # a client-bound search found no limit of the server's: the line is where the client's began
+        label = (f"met up to {c.capacity:.0f}/s (client-bound above)" if c.verdict == "client-bound"
+                 else f"capacity {c.capacity:.0f}/s")
+        ach_ax.axvline(c.capacity, color="#2a7", linestyle="--", linewidth=1, label=label)
     ach_ax.set_xlim(0, top)
     ach_ax.set_ylim(0, top)
     for axis in (ach_ax.xaxis, ach_ax.yaxis, lat_ax.xaxis):
@@ -100,7 +102,7 @@ def charts(c: Capacity, objective: Objective, out_dir: Path, scenario: str) -> l
     ach_ax.grid(True, alpha=0.3)
     ach_ax.legend(fontsize=8, loc="upper left")
     ach_ax.set_title(f"{c.program}: achieved against offered", fontsize=11)
-    note = "each point: one step, repetitions merged (HDR histograms); dotted: steps set aside as client-bound"
+    note = "each point: one step, repetitions merged (HDR histograms); dotted verticals: steps set aside as client-bound"
     fig.text(0.01, -0.02, f"{note}\nobjective: {objective.text()}", fontsize=7.5, color="#444", va="top")
     name = f"{scenario}-capacity--program-{c.program.replace(':', '_')}"
     return save(fig, out_dir, name)
