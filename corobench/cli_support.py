@@ -85,13 +85,14 @@ def hosts() -> None:
 def hosts_check(ctx: click.Context, file: Path) -> None:
     """Reach each client host: its machine, round trip, clock offset and load generator."""
     from corobench.hostcheck import check_hosts
+    from corobench.hostsfile import load_hosts
     from corobench.loadgens.corobench_load import binary, manifest
-
     from corobench.paths import writable_dir
     from corobench.session import build_all
 
+    hosts_file = load_hosts(file)  # a bad file is one line before anything is built
     build_all(writable_dir(ctx.obj["results"], "results folder"), None, manifests=[manifest()])
-    ctx.exit(check_hosts(file, binary()))
+    ctx.exit(check_hosts(file, hosts_file, binary()))
 
 
 def run_and_print(ctx: click.Context, benchmarks: list[Benchmark], fmt: str, show=None, **request) -> None:

@@ -63,7 +63,7 @@ def read_toml(path: Path, what: str) -> dict:
     from corobench.errors import UsageError
 
     try:
-        return tomllib.loads(path.read_bytes().decode("utf-8"))
+        data = tomllib.loads(path.read_bytes().decode("utf-8"))
     except OSError as exc:
         raise UsageError(f"cannot read {what} {path}: {exc.strerror}") from None
     except UnicodeDecodeError as exc:
@@ -72,3 +72,27 @@ def read_toml(path: Path, what: str) -> dict:
         raise UsageError(f"{what} {path} is not valid TOML: {str(exc)[:200]}") from None
     except RecursionError:
         raise UsageError(f"{what} {path} nests arrays or tables deeper than a {what} can") from None
+    where = nul_in(data)
+    if where is not None:
+        raise UsageError(f"{what} {path}: {where} holds a NUL character, which no name, path or option can")
+    return data
+
+
+def nul_in(data) -> str | None:
+    """Where a TOML document has a string (key or value) with a NUL in it ('\\u0000' is valid
+    TOML), or None: such a string would reach a file name, an argv or an address, none of which
+    can hold one."""
+    stack: list[tuple[str, object]] = [("the file", data)]
+    while stack:  # iterative: TOML nests as deep as the parser allows
+        where, value = stack.pop()
+        if isinstance(value, str):
+            if "\0" in value:
+                return where
+        elif isinstance(value, dict):
+            for key, item in value.items():
+                if "\0" in key:
+                    return f"a key of {where}"
+                stack.append((f"'{key}'", item))
+        elif isinstance(value, list):
+            stack.extend((where, item) for item in value)
+    return None

@@ -12,13 +12,12 @@ from rich.table import Table
 from corobench.export.table import out_console
 from corobench.hosts.local import LocalHost
 from corobench.hosts.ssh import SshError, SshHost
-from corobench.hostsfile import load_hosts
+from corobench.hostsfile import HostsFile
 from corobench.units import human
 
 
-def check_hosts(path: Path, binary: str) -> int:
-    """Print what each host is; 0 when every host answered, 1 otherwise."""
-    hosts = load_hosts(path)
+def check_hosts(path: Path, hosts: HostsFile, binary: str) -> int:
+    """Print what each host of `hosts` (read from `path`) is; 0 when every host answered, 1 otherwise."""
     console = out_console()
     table = Table(title=f"client hosts of {path} (the server binds {hosts.bind} on {LocalHost().metadata()['hostname']})")
     for col in ("host", "reached as", "machine", "round trip", "clock offset", "corobench-load"):

@@ -24,4 +24,6 @@ def writable_dir(path: Path, what: str) -> Path:
         probe_writable(path)
     except OSError as exc:
         raise UsageError(f"{what} {path} is not writable: {exc.strerror or exc}") from None
+    except ValueError as exc:  # a NUL byte: no system call takes the name
+        raise UsageError(f"{what} {str(path)!r} is not a usable name: {exc}") from None
     return path

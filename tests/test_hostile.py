@@ -128,6 +128,37 @@ def test_bad_input_of_every_kind_is_exit_2_with_one_line(results, tmp_path):
         assert proc.returncode == 2 and len(lines) == 1 and "Traceback" not in proc.stderr, (args, proc.stderr)
 
 
+def test_a_nul_character_in_a_toml_string_is_exit_2_with_one_line(results, tmp_path):
+    # "\u0000" is valid TOML; it used to reach a path, an ssh argv or a program's argv (exit 70)
+    hosts = '[[client]]\nname = "a"\nssh = "local"\n'
+    files = {
+        "suite-hosts.toml": 'hosts = "a\\u0000b"\n[[benchmark]]\nscenario = "http"\n',
+        "hosts-config.toml": 'ssh_config = "a\\u0000b"\n' + hosts,
+        "hosts-options.toml": '[[client]]\nname = "a"\nssh = "h"\nssh_options = ["-o", "A=\\u0000"]\n',
+        "key.toml": '"a\\u0000" = 1\n[[benchmark]]\nscenario = "chain"\n',
+    }
+    for name, body in files.items():
+        (tmp_path / name).write_text(body)
+    impls = tmp_path / "impls" / "nul"
+    impls.mkdir(parents=True)
+    (impls / "manifest.toml").write_text((FAKES / "good" / "manifest.toml").read_text().replace(
+        '"../fake.py"', '"../fake.py\\u0000"'))
+    cases = [(["run", "--suite", str(tmp_path / "suite-hosts.toml")], "'hosts' holds a NUL"),
+             (["hosts", "check", str(tmp_path / "hosts-config.toml")], "'ssh_config' holds a NUL"),
+             (["run", "http", "--hosts", str(tmp_path / "hosts-options.toml")], "'ssh_options' holds a NUL"),
+             (["hosts", "check", str(tmp_path / "hosts-options.toml")], "'ssh_options' holds a NUL"),
+             (["run", "--suite", str(tmp_path / "key.toml")], "a key of the file holds a NUL")]
+    for args, message in cases:
+        proc = corobench(*args, results=results)
+        lines = proc.stderr.strip().splitlines()
+        assert proc.returncode == 2 and len(lines) == 1 and message in lines[0], (args, proc.stderr)
+    # a manifest is skipped as broken, with the reason, like any other broken manifest
+    listed = corobench("--impls", str(tmp_path / "impls"), "list", results=results)
+    assert listed.returncode == 0 and "'run' holds a NUL" in listed.stdout
+    run = corobench("--impls", str(tmp_path / "impls"), "run", "chain", "--impl", "fake-good", results=results)
+    assert run.returncode == 2 and "'run' holds a NUL" in run.stderr and "Traceback" not in run.stderr
+
+
 def test_a_report_on_a_full_disk_is_exit_74_and_a_crash_log_goes_to_the_results_in_use(results, tmp_path,
                                                                                       monkeypatch):
     corobench(*CHAIN, "--impl", "fake-good", results=results, impls=FAKES)
