@@ -3,7 +3,8 @@
 For each program: a short closed-loop run estimates its maximum; open-loop steps (a fixed
 schedule, latency from each request's intended send time) climb a geometric series of fractions
 of it; after the first step that fails, a bisection between the last passing and the first
-failing rate narrows the knee to the stated resolution. A step **meets** the objective when the
+failing rate narrows the knee to the stated resolution; then the points the summary reports, 50 %
+and 90 % of the capacity, are measured where no step was near them. A step **meets** the objective when the
 achieved rate is at least 99 % of the offered one, no reply failed (every reply is verified: an
 error or a wrong reply FAILS the run), and every named percentile — from the repetitions' merged
 HDR histograms, never averaged percentiles — is within its limit. The search stops after two
@@ -33,6 +34,8 @@ START_FRACTION = 0.25  # of the estimated maximum: the first step
 GROWTH = 1.3  # each next step offers this much more
 MAX_FRACTION = 1.6  # above the closed-loop maximum nothing can pass
 FLOOR_FRACTION = 0.005  # below this share of the maximum the search gives up looking for a passing rate
+REPORTED_FRACTIONS = (0.5, 0.9)  # of the capacity: the summary's "p99 at 50 % and 90 %" are measured there
+NEAR = 0.10  # a step this close (relative) to such a point stands for it
 
 
 @dataclass(frozen=True)
@@ -133,11 +136,12 @@ class Capacity:
     note: str = ""
 
     def at(self, fraction: float) -> Step | None:
-        """The measured step nearest to a fraction of the capacity (for p99 at 50 % and 90 %)."""
+        """The measured step at a fraction of the capacity (for p99 at 50 % and 90 %): the nearest one
+        within NEAR of it, else None — a step at the capacity itself is no figure for its half."""
         if not self.capacity:
             return None
         target = fraction * self.capacity
-        usable = [s for s in self.steps if not s.client_bound and not s.failed]
+        usable = [s for s in self.steps if not s.client_bound and not s.failed and abs(s.rate - target) <= NEAR * target]
         return min(usable, key=lambda s: abs(s.rate - target), default=None)
 
 
@@ -224,6 +228,15 @@ class Search:
             if mid in (low, high):
                 break
             steps.append(measure(mid))
+        # the points the summary reports (p99 at 50 % and 90 % of the capacity), where no step was
+        # near them: the series starts at a quarter of the estimate, which can be above half the knee
+        passing = [s.rate for s in steps if not s.client_bound and s.meets(self.objective)]
+        if passing:
+            for fraction in REPORTED_FRACTIONS:
+                target = round(fraction * max(passing))
+                if target >= 1 and not any(not s.client_bound and abs(s.rate - target) <= NEAR * target
+                                           for s in steps):
+                    steps.append(measure(target))
         return steps
 
 

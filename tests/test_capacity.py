@@ -154,3 +154,18 @@ def test_agents_on_several_hosts_share_each_step_and_find_the_same_capacity(tmp_
         assert r.metrics["rps"] == pytest.approx(sum(a["rate"] for a in agents))
         assert agents[0]["rate"] == pytest.approx(agents[1]["rate"], rel=0.01)
         assert r.result["final"]["requests"] == sum(a["requests"] for a in agents)
+
+
+def test_the_reported_points_at_50_and_90_percent_of_the_capacity_are_measured_there(tmp_path):
+    # p99 = 100 µs / (1 - load) meets 155 µs up to 35 % of R: the series' first step (25 % of R) is
+    # above half the capacity, so the search measures that half itself
+    result, rows = search(Smooth(), parse_objective(["p99=155us"]), tmp_path)
+    assert result.verdict == "capacity" and result.capacity == pytest.approx(0.355 * R, rel=0.05), result
+    for fraction in (0.5, 0.9):
+        step = result.at(fraction)
+        assert step is not None and step.rate == pytest.approx(fraction * result.capacity, rel=0.10), fraction
+        assert step.latency_us["p99"] == pytest.approx(100 / (1 - step.rate / R), rel=0.01)
+    from corobench.report.capacity import summary_rows
+
+    [row] = summary_rows([result])
+    assert f"at {result.at(0.5).rate:.0f}/s" in row[3] and f"at {result.at(0.9).rate:.0f}/s" in row[4]
