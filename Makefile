@@ -42,9 +42,10 @@ seed-chain seed-tasks seed-blocking seed-echo seed-http seed-http-hosts pingpong
 
 # docs/results/site from the published bundles alone (import into a scratch results folder, then
 # `corobench site`): the committed site is what this writes, except plotly.min.js (4.6 MB, from
-# the Python plotly package), which this target puts back so the pages open from disk.
+# the Python plotly package), which this target puts back so the pages open from disk. The folder
+# is written anew: sessions are numbered in import order, so an older build's run files would linger.
 results-site: $(VENV)/.installed
-	rm -rf .cache/results-site
+	rm -rf .cache/results-site docs/results/site
 	$(COROBENCH) --results .cache/results-site import docs/results/bundles/*.jsonl.gz
 	$(COROBENCH) --results .cache/results-site site --out docs/results/site
 
