@@ -20,12 +20,16 @@ errors = Console(stderr=True, soft_wrap=True)
 
 
 def complete_programs(ctx: click.Context, param, incomplete: str) -> list[str]:
-    """Implementation ids and id:variant, for --impl (after a comma too)."""
+    """Implementation ids and id:variant, for --impl (after a comma too); under a scenario's command
+    (`run chain`, `capacity http`) only the programs of that scenario."""
     from corobench.discover import discover
+    from corobench.scenarios import SCENARIOS
 
     head, _, last = incomplete.rpartition(",")
-    manifests = discover()
-    names = [m.id for m in manifests] + [f"{m.id}:{v}" for m in manifests for vs in m.variants.values() for v in vs]
+    scenario = ctx.info_name if ctx.info_name in SCENARIOS else None
+    manifests = [m for m in discover() if scenario is None or scenario in m.scenarios]
+    names = [m.id for m in manifests] + [f"{m.id}:{v}" for m in manifests
+                                         for sc, vs in m.variants.items() if scenario in (None, sc) for v in vs]
     prefix = f"{head}," if head else ""
     return [prefix + n for n in sorted(set(names)) if n.startswith(last)]
 

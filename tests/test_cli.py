@@ -210,13 +210,19 @@ def test_completion_offers_implementation_ids_and_sessions(results):
     def complete(words: str) -> list[str]:
         env = {**os.environ, "_COROBENCH_COMPLETE": "bash_complete", "COMP_WORDS": words,
                "COMP_CWORD": str(len(words.split()) - (0 if words.endswith(" ") else 1)),
-               "COROBENCH_IMPLS": str(FAKES), "COROBENCH_RESULTS": str(results)}
+               "COROBENCH_IMPLS": os.pathsep.join([str(FAKES), str(FAKES.parent / "fake-servers")]),
+               "COROBENCH_RESULTS": str(results)}
         out = subprocess.run([sys.executable, "-m", "corobench"], env=env, capture_output=True, text=True).stdout
         return [ln.split(",", 1)[1] for ln in out.splitlines() if "," in ln]
 
     assert "fake-good" in complete("corobench run chain --impl fake-g")
     assert "fake-good,fake-crash" in complete("corobench run chain --impl fake-good,fake-cr")
     assert complete("corobench run chain -t str") == ["str", "str_ptr", "str_clone"]
+    # under a scenario, only its programs: no server for chain, no batch program for http
+    assert "fake-server-good" not in complete("corobench run chain --impl fake-")
+    assert "fake-server-good" in complete("corobench run http --impl fake-")
+    assert "fake-good" not in complete("corobench capacity http --impl fake-")
+    assert {"fake-good", "fake-server-good"} <= set(complete("corobench run --impl fake-"))
     assert "1" in complete("corobench compare ")
 
 
