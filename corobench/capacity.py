@@ -240,6 +240,26 @@ class Search:
         return steps
 
 
+TYPICAL_STEPS = (6, 14)  # steps per program seen in searches here (series, halving, bisection, the 50/90 % points)
+RUN_OVERHEAD_S = 0.4  # a step's start, connect and stop beyond its warm-up and window (6.4 s a 1 + 5 s run here)
+
+
+def plan_text(programs: list[str], spec: dict) -> str:
+    """What `capacity --dry-run` prints: the search's shape and a time range (the steps are chosen
+    as it measures, so a range, from the steps searches here have taken)."""
+    from corobench.plan import duration
+    step_s, warmup_s, reps = float(spec.get("step_s", 5)), float(spec.get("warmup_s", 1)), int(spec.get("reps", 1))
+    run_s = step_s + warmup_s + RUN_OVERHEAD_S
+    low, high = ((2 + run_s * (1 + n * reps)) * len(programs) for n in TYPICAL_STEPS)
+    objective = Objective(dict(spec["objective"])).text() if spec.get("objective") else "?"
+    lines = [f"a capacity search at {objective} of {len(programs)} program(s): {', '.join(programs) or 'none'}",
+             f"per program: a verification run, a closed-loop estimate, then {TYPICAL_STEPS[0]}–{TYPICAL_STEPS[1]} "
+             f"open-loop steps (the search picks them as it measures) of {reps} run(s) of {warmup_s:g} s warm-up "
+             f"+ {step_s:g} s",
+             f"estimate: {duration(low)} to {duration(high)}"]
+    return "\n".join(lines)
+
+
 def summarize(cells_rows: dict[str, list], objective: Objective) -> list[Capacity]:
     """Per program, its capacity from a capacity session's stored runs ({program: rows})."""
     out = []

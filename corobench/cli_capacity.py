@@ -51,7 +51,7 @@ def capacity_command(scenario: Scenario):
 
     @click.pass_context
     def command(ctx: click.Context, slo, step_s, warmup_s, reps, max_rate, resolution, impls, timeout, no_build,
-                no_cgroup, **kw) -> None:
+                no_cgroup, dry_run, **kw) -> None:
         objective = parse_objective(list(slo))
         search = Search(objective, validate.fraction("--resolution", resolution),
                         float(validate.whole("--max-rate", max_rate, 1, 10**9)) if max_rate else None)
@@ -69,6 +69,7 @@ def capacity_command(scenario: Scenario):
         (bench_params,) = expand(scenario.name, values)
         run_and_print(ctx, [Benchmark(scenario=scenario.name, params=bench_params)], "table", show=show_capacity,
                       impls=impls, reps=str(repetitions), timeout=timeout, no_build=no_build, no_cgroup=no_cgroup,
+                      dry_run=dry_run,
                       kind_options=kind_options, driver=partial(drive_jobs, search=search, step_s=step,
                                                                 warmup_s=warm, reps=repetitions),
                       extra_settings={"capacity": {"objective": objective.limits, "step_s": step, "warmup_s": warm,
@@ -95,6 +96,7 @@ def capacity_command(scenario: Scenario):
         click.option("--timeout", default=None, help="Seconds before a run is killed [default: 600]."),
         click.option("--no-build", is_flag=True, help="Do not build before running."),
         click.option("--no-cgroup", is_flag=True, help="Do not measure through a memory cgroup."),
+        click.option("--dry-run", is_flag=True, help="Print what the search will run and an estimate; run nothing."),
     ]):
         command = option(command)
     return capacity.command(scenario.name)(command)

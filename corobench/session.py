@@ -177,11 +177,10 @@ def execute(results: Path, request: Request) -> Outcome | str:
                 if note:
                     err.print(note, highlight=False)
             if request.driver is not None:
+                from corobench.capacity import plan_text as search_plan
+
                 programs = sorted({p.name for job in jobs for p in job.programs if p.name not in job.unavailable})
-                spec = request.extra_settings.get("capacity", {})
-                return (f"a capacity search of {len(programs)} program(s): {', '.join(programs)}; per program a "
-                        f"closed-loop estimate and 8–15 steps of {spec.get('step_s', '?')} s (the search picks them "
-                        "as it measures)")
+                return search_plan(programs, request.extra_settings.get("capacity", {}))
             return plan_text(schedule, len(request.benchmarks))
         return _record_and_run(results, request, options, jobs, kinds, ready, guard, schedule)
     finally:

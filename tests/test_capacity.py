@@ -169,3 +169,15 @@ def test_the_reported_points_at_50_and_90_percent_of_the_capacity_are_measured_t
 
     [row] = summary_rows([result])
     assert f"at {result.at(0.5).rate:.0f}/s" in row[3] and f"at {result.at(0.9).rate:.0f}/s" in row[4]
+
+
+def test_dry_run_prints_the_search_and_its_estimate_and_runs_nothing(results):
+    proc = corobench("capacity", "http", "--slo", "p99=1ms", "--reps", "3", "--impl", "fake-server-good",
+                     "--dry-run", results=results, impls=ROOT / "tests" / "fixtures" / "fake-servers")
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.strip().splitlines()
+    assert lines[0] == "a capacity search at p99 ≤ 1 ms of 1 program(s): fake-server-good"
+    assert "of 3 run(s) of 1 s warm-up + 5 s" in lines[1]
+    # 2 + 6.4 s x (1 + steps x 3) for 6 and 14 steps: 123.6 s to 277.2 s
+    assert lines[2] == "estimate: 2m 04s to 4m 37s"
+    assert not (results / "corobench.sqlite").exists()  # no session, nothing built or run
