@@ -61,6 +61,7 @@ class Runner:
                       status=status, argv=[], failure_kind=kind, reason=reason)
 
     def run_once(self, program: Program, bench: Benchmark, params: dict, rep: int) -> RunRow:
+        self.guard.check()  # a stop signal whose exception was lost starts no run
         scenario = get_scenario(bench.scenario)
         self.counter += 1
         timeout = (bench.timeout or self.options.timeout_s) * program.manifest.timeout_factor

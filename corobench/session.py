@@ -20,8 +20,9 @@ from corobench import build as builder
 from corobench import tracking, validate
 from corobench.benchmark import Job, Runner, log_line, print_log
 from corobench.plan import Plan, Tracker, duration, history, make_plan, outcome_text, plan_text
-from corobench.bookkeeping import Bookkeeping
+from corobench.bookkeeping import Bookkeeping, remove_entry
 from corobench.discover import discover, discover_all, runtime_settings, select_programs, toolchain_version, unavailable_reason
+from corobench.hosts import cleanup
 from corobench.hosts.base import close_all
 from corobench.errors import EXIT_OK, EXIT_RUNS_FAILED, EXIT_STORE_FAILED, Interrupted, StoreError, UsageError
 from corobench.machine import git_commit
@@ -167,6 +168,7 @@ def execute(results: Path, request: Request) -> Outcome | str:
     With `dry_run`: the plan as text, and nothing built or started."""
     guard = SignalGuard().install()
     try:
+        guard.check()  # a signal came during start-up and its exception was lost
         options = options_of(request)
         jobs, kinds = plan(request, options)
         ready = prepare(results, jobs, kinds, options, build=not (request.no_build or request.dry_run))
@@ -238,8 +240,19 @@ def _record_and_run(results: Path, request: Request, options: Options, jobs: lis
                 for host in options.topology.hosts():
                     host.close()
             if books is not None:
+                settle(books)
                 books.finish()
     return Outcome(session_id, status, code, rows, runner.failures)
+
+
+def settle(books: Bookkeeping) -> None:
+    """What the session's records still list once all is closed: something a signal parted from
+    its record (a cgroup removed, or recorded and not yet made, the moment the signal came), or
+    something really still there. Each is cleaned up as recovery would; what cannot be now is left
+    to the next command."""
+    for entry in books.entries():
+        if cleanup(entry) is not None:
+            remove_entry(books.folder, entry)
 
 
 def settings_as_run(ready: dict, jobs: list[Job], options: Options) -> dict[str, str]:
@@ -318,6 +331,7 @@ def run_session(store: Store, session_id: int, jobs: list[Job], options: Options
             else:
                 for job in jobs:
                     runner.run_job(job, job.benchmark.reps or options.reps)
+        guard.check()  # a signal whose exception was lost does not end as "finished"
         code = EXIT_RUNS_FAILED if runner.failures else EXIT_OK
     except Interrupted as stop:
         status, code = "interrupted", 128 + stop.signum

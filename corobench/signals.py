@@ -37,8 +37,20 @@ class SignalGuard:
 
     def install(self) -> "SignalGuard":
         for sig in STOP_SIGNALS:
-            self._previous[sig] = signal.signal(sig, self._handler)
+            self._previous[sig] = previous = signal.signal(sig, self._handler)
+            outer = getattr(previous, "__self__", None)
+            if isinstance(outer, SignalGuard) and outer.stopping is not None and self.stopping is None:
+                self.stopping = outer.stopping  # the process's guard caught one whose raise was lost
         return self
+
+    def check(self) -> None:
+        """Raise Interrupted for a stop signal whose exception Python swallowed: raised while a weakref
+        callback or a __del__ runs (an import's module-lock cleanup, say), it is printed as "Exception
+        ignored" and goes nowhere, and this guard then ignores the signals that follow. Called where
+        work would go on (before a run starts, before a session is called finished), which an
+        Interrupted that did propagate never reaches."""
+        if self.stopping is not None:
+            raise Interrupted(self.stopping)
 
     def restore(self) -> None:
         for sig, handler in self._previous.items():

@@ -194,6 +194,91 @@ def test_a_read_only_database_is_not_called_damaged(results, tmp_path):
         proc.stderr
 
 
+@pytest.mark.parametrize("moment", ["cgroup removed", "cgroup recorded"])
+def test_a_signal_between_a_cgroup_and_its_record_leaves_no_record(results, monkeypatch, moment):
+    """The signal storm found it (1 session in a CI run): a signal just after a run's cgroup was
+    removed, before its record was, left the record and the session's bookkeeping folder behind."""
+    from corobench import cgroup, tracking
+    from corobench.errors import Interrupted
+
+    if cgroup.detect() is None:
+        pytest.skip("no memory cgroup here")
+    real_started, real_ended, fired = tracking.started, tracking.ended, []
+
+    def ended(host, what, ref):
+        if moment == "cgroup removed" and what == "cgroup" and not fired:
+            fired.append(ref)
+            raise Interrupted(signal.SIGTERM)  # as the handler raises it, right after the rmdir
+        real_ended(host, what, ref)
+
+    def started(host, what, ref, identity=None, reach=None):
+        real_started(host, what, ref, identity, reach)
+        if moment == "cgroup recorded" and what == "cgroup" and not fired:
+            fired.append(ref)
+            raise Interrupted(signal.SIGTERM)  # recorded, not yet made
+
+    monkeypatch.setattr(tracking, "ended", ended)
+    monkeypatch.setattr(tracking, "started", started)
+    proc = corobench(*CHAIN, "--impl", "fake-good", results=results, impls=FAKES)
+    assert fired and proc.returncode == 128 + signal.SIGTERM, proc.stderr
+    assert not Path(fired[0]).exists() and bookkeeping(results) == []
+    assert db_rows(results, "SELECT status FROM sessions") == [("interrupted",)]
+
+
+def test_a_signal_whose_exception_python_swallowed_still_stops_the_session(results, monkeypatch):
+    """The storm found it: a signal during an import raised Interrupted inside importlib's module-lock
+    weakref callback, Python printed "Exception ignored" and dropped it, and the session ran on to
+    exit 0. A lost raise now stops the session before its next run."""
+    from corobench.benchmark import Runner
+    from corobench.errors import Interrupted
+
+    real, calls = Runner.run_once, []
+
+    def run_once(self, *args, **kw):
+        calls.append(1)
+        if len(calls) == 2:
+            try:  # the handler raises here, and like a weakref callback this frame drops it
+                os.kill(os.getpid(), signal.SIGTERM)
+                time.sleep(0.2)
+            except Interrupted:
+                pass
+        return real(self, *args, **kw)
+
+    monkeypatch.setattr(Runner, "run_once", run_once)
+    proc = corobench(*CHAIN, "--impl", "fake-good", results=results, impls=FAKES)
+    assert proc.returncode == 128 + signal.SIGTERM, proc.stderr
+    assert db_rows(results, "SELECT status FROM sessions") == [("interrupted",)]
+    assert db_rows(results, "SELECT count(*) FROM runs") == [(1,)]  # the verification run; no run after the signal
+    assert bookkeeping(results) == []
+
+
+def test_a_signal_lost_before_the_session_began_is_inherited_by_its_guard():
+    from corobench.errors import Interrupted
+    from corobench.signals import ExitGuard, SignalGuard
+
+    outer = ExitGuard().install()
+    try:
+        try:
+            os.kill(os.getpid(), signal.SIGHUP)
+            time.sleep(0.2)
+        except Interrupted:
+            pass  # lost, as in an import's weakref callback
+        inner = SignalGuard().install()
+        try:
+            with pytest.raises(Interrupted) as stop:
+                inner.check()
+            assert stop.value.signum == signal.SIGHUP
+        finally:
+            inner.restore()
+    finally:
+        outer.restore()
+    fresh = SignalGuard().install()
+    try:
+        fresh.check()  # nothing came: nothing raised
+    finally:
+        fresh.restore()
+
+
 def test_signal_storm_ends_every_session_truthfully_and_leaves_nothing(results, tmp_path):
     """Signals at random moments of many sessions (from the harness's start to its end): every
     session ends interrupted or finished, nothing runs, no cgroup or bookkeeping is left."""
