@@ -11,6 +11,7 @@ the run, ending the session, removing the bookkeeping — that the first one sta
 from __future__ import annotations
 
 import signal
+import sys
 from contextlib import contextmanager
 from typing import Iterator
 
@@ -24,6 +25,7 @@ class SignalGuard:
         self._depth = 0
         self._pending: int | None = None
         self._previous: dict[int, object] = {}
+        self._previous_unraisable = None
         self.stopping: int | None = None  # the first signal, once one came
 
     def _handler(self, signum: int, frame) -> None:
@@ -36,6 +38,8 @@ class SignalGuard:
         raise Interrupted(signum)
 
     def install(self) -> "SignalGuard":
+        self._previous_unraisable = previous_hook = sys.unraisablehook
+        sys.unraisablehook = lambda unraisable: _lost_interrupts_are_quiet(unraisable, previous_hook)
         for sig in STOP_SIGNALS:
             self._previous[sig] = previous = signal.signal(sig, self._handler)
             outer = getattr(previous, "__self__", None)
@@ -56,6 +60,8 @@ class SignalGuard:
         for sig, handler in self._previous.items():
             signal.signal(sig, handler)  # type: ignore[arg-type]
         self._previous.clear()
+        if self._previous_unraisable is not None:
+            sys.unraisablehook, self._previous_unraisable = self._previous_unraisable, None
 
     @contextmanager
     def critical(self) -> Iterator[None]:
@@ -68,6 +74,15 @@ class SignalGuard:
                 signum, self._pending = self._pending, None
                 self.stopping = signum
                 raise Interrupted(signum)
+
+
+def _lost_interrupts_are_quiet(unraisable, previous_hook) -> None:
+    """Python prints an exception it cannot raise (in a weakref callback, a __del__) as "Exception
+    ignored … Traceback"; an Interrupted lost that way is not news: check() raises it again. Anything
+    else goes to the hook that was there before."""
+    if isinstance(unraisable.exc_value, Interrupted):
+        return
+    previous_hook(unraisable)
 
 
 class ExitGuard(SignalGuard):
