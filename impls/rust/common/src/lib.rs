@@ -839,6 +839,10 @@ fn blocking_max_threads_from(var: Option<&str>) -> u64 {
 
 // ---------------------------------------------------------------- profile
 
+/// The flame graph of a measured pass too short for one sample (1 ms of CPU at 997 Hz).
+const EMPTY_PROFILE: &str = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"600\" height=\"40\">\
+<text x=\"10\" y=\"25\">no samples: the measured pass used under 1 ms of CPU</text></svg>\n";
+
 /// A running `--cpuprofile` sampler (pprof, 997 Hz, all threads).
 pub struct Profile {
     guard: pprof::ProfilerGuard<'static>,
@@ -876,7 +880,12 @@ impl Profile {
             .unwrap_or_else(|e| failed(format_args!("cannot build the CPU profile: {e}")));
         drop(self.guard);
         let mut w = io::BufWriter::new(self.file);
-        if let Err(e) = report.flamegraph(&mut w) {
+        if report.data.is_empty() {
+            // pprof writes nothing at all for a profile without samples: a 0-byte .svg that no
+            // viewer opens. Say what happened, in the file and here.
+            eprintln!("--cpuprofile: no samples (the measured pass used under 1 ms of CPU); {} says so", self.path);
+            let _ = w.write_all(EMPTY_PROFILE.as_bytes());
+        } else if let Err(e) = report.flamegraph(&mut w) {
             failed(format_args!("cannot write flame graph {}: {e}", self.path));
         }
         if let Err(e) = w.flush() {
