@@ -24,6 +24,7 @@ use std::time::Duration;
 
 use super::{bad_input, error_text, failed, parse_count, refused, Flags, Spec, ThreadsMode};
 
+pub mod conn;
 #[cfg(feature = "futures-io")]
 pub mod futures_io;
 #[cfg(feature = "hyper")]

@@ -7,8 +7,8 @@
 //! per core (what `PoolPlacement::MaxSpread` does on this machine).
 //!
 //! Each accepted connection is a `spawn_local`ed task on the executor that
-//! accepted it. echo and http `httparse` use glommio's `TcpStream` as a
-//! futures-io stream; http `hyper` serves hyper 1.x's http1 over a small
+//! accepted it. echo and http `httparse` run common's connection loops
+//! (`server::conn`) over glommio's `TcpStream` as a futures-io stream; http `hyper` serves hyper 1.x's http1 over a small
 //! `hyper::rt` adapter ([`GlommioIo`]). Counts stay in the executor
 //! ([`LocalTotals`]) and are added up by the main thread at stop.
 
@@ -22,11 +22,11 @@ use std::thread;
 use std::time::Instant;
 
 use corobench_common::server::hyper_ping::Ping;
-use corobench_common::server::{
-    self, Counts, Echo, HttpConn, HttpNext, LocalTotals, Scenario, ServerArgs, Servers, Shard, STOP_POLL, STOP_WAIT,
-};
+use corobench_common::server::conn;
+use corobench_common::server::futures_io::FuturesIo;
+use corobench_common::server::{self, Counts, Echo, LocalTotals, Scenario, ServerArgs, Servers, Shard, STOP_POLL, STOP_WAIT};
 use corobench_common::{self as common, Spec, ThreadsMode};
-use futures_lite::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use futures_lite::{AsyncRead, AsyncWrite};
 use glommio::net::{TcpListener, TcpStream};
 use glommio::{LocalExecutorBuilder, Placement};
 
@@ -94,50 +94,12 @@ fn executor(a: ServerArgs, mut shard: Shard, cpu: usize) {
     })
 }
 
-async fn echo_conn(mut s: TcpStream, e: Echo, local: Rc<LocalTotals>) {
-    let mut buf = e.buffer();
-    let mut c = Counts::default();
-    'conn: loop {
-        let mut got = 0;
-        while got < e.size {
-            match s.read(&mut buf[got..e.size]).await {
-                Ok(0) | Err(_) => {
-                    e.ended(got, &mut c);
-                    break 'conn;
-                }
-                Ok(n) => got += n,
-            }
-        }
-        e.make_reply(&mut buf, &mut c);
-        if s.write_all(&buf).await.is_err() {
-            break;
-        }
-        if e.replied(&mut c) {
-            break;
-        }
-    }
-    local.closed(&c);
+async fn echo_conn(s: TcpStream, e: Echo, local: Rc<LocalTotals>) {
+    local.closed(&conn::echo(&mut FuturesIo(s), e).await);
 }
 
-async fn http_conn(mut s: TcpStream, local: Rc<LocalTotals>) {
-    let mut h = HttpConn::new();
-    loop {
-        match s.read(h.read_buf()).await {
-            Ok(0) | Err(_) => break,
-            Ok(n) => h.received(n),
-        }
-        let next = h.process();
-        if !h.out.is_empty() {
-            if s.write_all(&h.out).await.is_err() {
-                break;
-            }
-            h.written();
-        }
-        if next == HttpNext::Close {
-            break;
-        }
-    }
-    local.closed(&h.counts);
+async fn http_conn(s: TcpStream, local: Rc<LocalTotals>) {
+    local.closed(&conn::http(&mut FuturesIo(s)).await);
 }
 
 /// hyper's http1 server on one connection; the shared `Ping` service hands

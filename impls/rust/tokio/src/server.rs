@@ -1,7 +1,8 @@
 //! The server scenarios' accept loop on tokio's multi-thread runtime: a
 //! `tokio::net::TcpListener` whose loop runs in `Runtime::block_on` on the
 //! main thread (as `#[tokio::main]` runs it) and spawns a task per
-//! connection; the connection bodies are in the echo and http binaries.
+//! connection; the echo and http binaries choose its body (common's
+//! connection loops over [`TokioStream`], or hyper's).
 //!
 //! Counts: each connection task keeps its own `Counts` and adds them to the
 //! binary's `Totals` when it ends. On SIGTERM/SIGINT (tokio::signal) the
@@ -9,10 +10,13 @@
 //! open, prints the final line and exits.
 
 use std::future::Future;
+use std::io;
 use std::time::Instant;
 
+use corobench_common::server::conn::ByteStream;
 use corobench_common::server::{self, ServerArgs, Totals, STOP_POLL, STOP_WAIT};
 use corobench_common::{self as common};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::signal::unix::{signal, SignalKind};
 
@@ -63,4 +67,17 @@ where
     #[cfg(feature = "tailbench")]
     crate::tailbench::report();
     server::finish(&a, workers, Some(accepted), &totals.counts(), open)
+}
+
+/// tokio's socket for common's connection loops (`server::conn`), read and
+/// written with `AsyncReadExt`/`AsyncWriteExt`.
+pub struct TokioStream(pub TcpStream);
+
+impl ByteStream for TokioStream {
+    fn read<'a>(&'a mut self, buf: &'a mut [u8]) -> impl Future<Output = io::Result<usize>> + 'a {
+        AsyncReadExt::read(&mut self.0, buf)
+    }
+    fn write_all<'a>(&'a mut self, buf: &'a [u8]) -> impl Future<Output = io::Result<()>> + 'a {
+        AsyncWriteExt::write_all(&mut self.0, buf)
+    }
 }

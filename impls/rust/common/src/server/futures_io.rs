@@ -1,57 +1,36 @@
-//! The echo and http connections of the runtimes whose sockets implement the futures-io traits
-//! (async-std's and smol's TcpStream): the same loop for both, over the sans-I/O pieces above.
+//! The futures-io sockets (async-std's, smol's and glommio's TcpStream) as a [`ByteStream`] for the
+//! shared connection loops (`conn`), and those loops with the totals the multi-thread runtimes add
+//! each connection's counts to.
+
+use std::future::Future;
+use std::io;
 
 use futures_lite::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
-use super::{Counts, Echo, HttpConn, HttpNext, Servers, Totals};
+use super::conn::{self, ByteStream};
+use super::{Echo, Servers, Totals};
 
 /// What these handlers serve: echo and http, one way each (no variants).
 pub const SERVERS: Servers = Servers { echo: Some(&[]), http: Some(&[]) };
 
-/// Serve echo requests until the client closes; add the connection's counts once, at its end.
-pub async fn echo_conn<S: AsyncRead + AsyncWrite + Unpin>(mut s: S, e: Echo, totals: &Totals) {
-    let mut buf = e.buffer();
-    let mut c = Counts::default();
-    'conn: loop {
-        let mut got = 0;
-        while got < e.size {
-            match s.read(&mut buf[got..e.size]).await {
-                Ok(0) | Err(_) => {
-                    e.ended(got, &mut c);
-                    break 'conn;
-                }
-                Ok(n) => got += n,
-            }
-        }
-        e.make_reply(&mut buf, &mut c);
-        if s.write_all(&buf).await.is_err() {
-            break;
-        }
-        if e.replied(&mut c) {
-            break;
-        }
+/// A futures-io socket, read and written with `AsyncReadExt`/`AsyncWriteExt`.
+pub struct FuturesIo<S>(pub S);
+
+impl<S: AsyncRead + AsyncWrite + Unpin> ByteStream for FuturesIo<S> {
+    fn read<'a>(&'a mut self, buf: &'a mut [u8]) -> impl Future<Output = io::Result<usize>> + 'a {
+        AsyncReadExt::read(&mut self.0, buf)
     }
-    totals.add(&c);
+    fn write_all<'a>(&'a mut self, buf: &'a [u8]) -> impl Future<Output = io::Result<()>> + 'a {
+        AsyncWriteExt::write_all(&mut self.0, buf)
+    }
 }
 
-/// Serve HTTP/1.1 requests until either side closes; add the counts once, at the end.
-pub async fn http_conn<S: AsyncRead + AsyncWrite + Unpin>(mut s: S, totals: &Totals) {
-    let mut h = HttpConn::new();
-    loop {
-        match s.read(h.read_buf()).await {
-            Ok(0) | Err(_) => break,
-            Ok(n) => h.received(n),
-        }
-        let next = h.process();
-        if !h.out.is_empty() {
-            if s.write_all(&h.out).await.is_err() {
-                break;
-            }
-            h.written();
-        }
-        if next == HttpNext::Close {
-            break;
-        }
-    }
-    totals.add(&h.counts);
+/// Serve echo requests on `s`; add the connection's counts once, at its end.
+pub async fn echo_conn<S: AsyncRead + AsyncWrite + Unpin>(s: S, e: Echo, totals: &Totals) {
+    totals.add(&conn::echo(&mut FuturesIo(s), e).await);
+}
+
+/// Serve HTTP/1.1 requests on `s`; add the counts once, at the end.
+pub async fn http_conn<S: AsyncRead + AsyncWrite + Unpin>(s: S, totals: &Totals) {
+    totals.add(&conn::http(&mut FuturesIo(s)).await);
 }

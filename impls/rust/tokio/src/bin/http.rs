@@ -1,14 +1,14 @@
-//! corobench-tokio-http: a task per connection, either the shared httparse
-//! connection (`httparse`, the default) or hyper 1.x's http1 server
+//! corobench-tokio-http: a task per connection, either common's httparse
+//! connection loop over tokio's socket (`httparse`, the default) or hyper 1.x's http1 server
 //! (`hyper`, keep-alive, over hyper-util's `TokioIo`); accept loop: the
 //! library's server module.
 
 use corobench_common::server::hyper_ping::Ping;
-use corobench_common::server::{self, Counts, HttpConn, HttpNext, Totals};
+use corobench_common::server::{self, conn, Counts, Totals};
 use corobench_common::{self as common};
+use corobench_tokio::server::TokioStream;
 use corobench_tokio::{BINARIES, SERVERS, SPEC};
 use hyper_util::rt::TokioIo;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
 /// Counts of the connections that ended, added once per connection (with
@@ -25,25 +25,8 @@ fn main() {
     }
 }
 
-async fn http_conn(mut s: TcpStream) {
-    let mut h = HttpConn::new();
-    loop {
-        match s.read(h.read_buf()).await {
-            Ok(0) | Err(_) => break,
-            Ok(n) => h.received(n),
-        }
-        let next = h.process();
-        if !h.out.is_empty() {
-            if s.write_all(&h.out).await.is_err() {
-                break;
-            }
-            h.written();
-        }
-        if next == HttpNext::Close {
-            break;
-        }
-    }
-    TOTALS.add(&h.counts);
+async fn http_conn(s: TcpStream) {
+    TOTALS.add(&conn::http(&mut TokioStream(s)).await);
 }
 
 /// hyper's http1 server on one connection; the shared `Ping` service adds
