@@ -168,6 +168,10 @@ def judge(program: str, estimate: float | None, steps: list[Step], objective: Ob
                         f"met the objective up to {best.rate:.0f}/s; above that the load generator was the limit "
                         f"(from {min(s.rate for s in bound_above):.0f}/s): the server's capacity could not be reached "
                         "with this client")
+    if first_fail is None:  # the search ran out of rates to offer (--max-rate, or 1.6x the estimate)
+        return Capacity(program, estimate, ordered, best.rate, None, "capacity",
+                        f"every step up to the highest offered, {best.rate:.0f}/s, met the objective: "
+                        "the capacity is at least that")
     return Capacity(program, estimate, ordered, best.rate, first_fail, "capacity")
 
 
@@ -181,9 +185,10 @@ class Search:
     max_steps: int = 24
 
     def series(self, estimate: float) -> list[float]:
-        """The geometric series of offered rates, from START_FRACTION of the estimate."""
+        """The geometric series of offered rates, from START_FRACTION of the estimate; a --max-rate
+        below that start is the one step of the series (the halving then goes down from it)."""
         top = min(self.max_rate or float("inf"), estimate * MAX_FRACTION)
-        rates, r = [], START_FRACTION * estimate
+        rates, r = [], min(START_FRACTION * estimate, top)
         while r <= top and len(rates) < self.max_steps:
             rates.append(round(r))
             r *= GROWTH

@@ -39,9 +39,14 @@ def show_capacity(rows, meta) -> None:
     for col in ("program", "capacity (bracket)", "req/s per core", "p99 at 50 %", "p99 at 90 %", "peak RSS",
                 "verdict"):
         table.add_column(col, overflow="fold")
-    for row in summary_rows(results_of(rows, objective)):
+    results = results_of(rows, objective)
+    for row in summary_rows(results, notes_inline=False):
         table.add_row(*row)
-    out_console().print(table)
+    console = out_console()
+    console.print(table)
+    for c in results:
+        if c.note:
+            console.print(f"{c.program}: {c.note}", highlight=False)
 
 
 def capacity_command(scenario: Scenario):

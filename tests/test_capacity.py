@@ -7,7 +7,7 @@ import pytest
 
 from conftest import ROOT, corobench
 from corobench.benchmark import Job, Runner
-from corobench.capacity import Objective, Search, drive, parse_objective, summarize
+from corobench.capacity import Objective, Search, Step, drive, parse_objective, summarize
 from corobench.discover import Program
 from corobench.errors import UsageError
 from corobench.hosts.fake import Behaviour, FakeHost, FakeLoad, FakeServer, FakeWorld, ServerModel
@@ -124,6 +124,11 @@ def test_a_client_bound_search_says_so_instead_of_reporting_the_clients_limit(tm
     text = svg.read_text()  # matplotlib writes each text drawn as a comment beside its glyphs
     assert f"met up to {result.capacity:.0f}/s (client-bound above)" in text and "client-bound step" in text
     assert f"capacity {result.capacity:.0f}/s" not in text
+    from corobench.report.capacity import summary_rows
+
+    [inline] = summary_rows([result])  # report.md and html: the note in the cell
+    [short] = summary_rows([result], notes_inline=False)  # the terminal: under the table
+    assert inline[-1] == f"client-bound: {result.note}" and short[-1] == "client-bound (below)"
 
 
 def test_objectives_are_checked_and_bad_ones_are_one_line(results):
@@ -181,3 +186,19 @@ def test_dry_run_prints_the_search_and_its_estimate_and_runs_nothing(results):
     # 2 + 6.4 s x (1 + steps x 3) for 6 and 14 steps: 123.6 s to 277.2 s
     assert lines[2] == "estimate: 2m 04s to 4m 37s"
     assert not (results / "corobench.sqlite").exists()  # no session, nothing built or run
+
+
+def test_a_max_rate_below_the_series_start_is_still_searched_from():
+    """--max-rate 2000 against a 31.6k/s estimate gave no step at all ("no step ran")."""
+    assert Search(parse_objective(["p99=1ms"]), max_rate=2000).series(31_600) == [2000]
+    assert Search(parse_objective(["p99=1ms"]), max_rate=10**9).series(1000)[0] == 250
+
+
+def test_a_search_that_ran_out_of_rates_says_the_capacity_is_at_least_its_top(tmp_path):
+    from corobench.capacity import judge
+
+    objective = parse_objective(["p99=1ms"])
+    steps = [Step(rate=r, achieved=r, latency_us={"p99": 100.0}) for r in (1000, 1300, 2000)]
+    result = judge("p", 3000, steps, objective)
+    assert (result.verdict, result.capacity, result.first_fail) == ("capacity", 2000, None)
+    assert "at least" in result.note and "2000/s" in result.note

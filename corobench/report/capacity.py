@@ -26,11 +26,14 @@ def results_of(rows: list[RunRow], objective: Objective) -> list[Capacity]:
     return summarize(by_program, objective)
 
 
-def summary_rows(results: list[Capacity]) -> list[list[str]]:
+def summary_rows(results: list[Capacity], notes_inline: bool = True) -> list[list[str]]:
+    """A row per program; with `notes_inline` off the verdict cell holds only the verdict (the
+    terminal prints the notes under its table, where a narrow column would fold them line by line)."""
     rows = []
     for c in results:
+        verdict = c.verdict + (f": {c.note}" if c.note and notes_inline else " (below)" if c.note else "")
         if c.capacity is None:
-            rows.append([c.program, "—", "—", "—", "—", "—", c.verdict + (f": {c.note}" if c.note else "")])
+            rows.append([c.program, "—", "—", "—", "—", "—", verdict])
             continue
         at = next(s for s in c.steps if s.rate == c.capacity)
         half, ninety = c.at(0.5), c.at(0.9)
@@ -42,7 +45,7 @@ def summary_rows(results: list[Capacity]) -> list[list[str]]:
                      fmt_us(ninety.latency_us["p99"]) + f" at {ninety.rate:.0f}/s"
                      if ninety and ninety.latency_us.get("p99") else "—",
                      human(at.rss_mib, "MiB") if at.rss_mib else "—",
-                     c.verdict + (f": {c.note}" if c.note else "")])
+                     verdict])
     return rows
 
 
