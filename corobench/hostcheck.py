@@ -37,7 +37,7 @@ def check_hosts(path: Path, hosts: HostsFile, binary: str) -> int:
             copied = time.monotonic() - started
             offset, error = host.clock_offset()
             table.add_row(c.name, c.ssh, _machine(m), human(2 * error / 1e9, "s"),
-                          f"{offset / 1e9:+.6f} s ± {human(error / 1e9, 's')}",
+                          f"{_offset_text(offset)} ± {human(error / 1e9, 's')}",
                           "current" if current else f"copied ({copied:.1f} s)")
         except SshError as exc:
             problems.append(str(exc))
@@ -55,3 +55,11 @@ def check_hosts(path: Path, hosts: HostsFile, binary: str) -> int:
 def _machine(m: dict) -> str:
     mem = f"{m['memory_bytes'] / 2**30:.1f} GiB" if m.get("memory_bytes") else "? GiB"
     return f"{m.get('arch')}, {m.get('cores')} cores, {mem}, {m.get('cpu_model')}, kernel {m.get('kernel')}"
+
+
+def _offset_text(offset_ns: int) -> str:
+    """A clock offset with its sign: in µs below a millisecond (hosts that share one clock, where
+    "-0.000000 s" said nothing), else in seconds to the µs."""
+    if abs(offset_ns) < 1_000_000:
+        return f"{offset_ns / 1e3:+.1f} µs"
+    return f"{offset_ns / 1e9:+.6f} s"

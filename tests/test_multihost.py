@@ -119,6 +119,8 @@ def test_hosts_check_reports_each_host_and_a_shifted_clock_within_its_bound(net,
     assert "client1" in out and "client2" in out and "x86_64" in out
     printed = re.search(r"client2 .*?([+-][0-9]+\.[0-9]+) s ± ", out)
     assert printed and abs(float(printed.group(1)) - SHIFT_S) < 0.02, out  # the shifted host's offset, as printed
+    same = re.search(r"client1 .*?([+-][0-9]+\.[0-9]) µs ± ", out)  # one clock with ours: µs, not "-0.000000 s"
+    assert same and abs(float(same.group(1))) < 1000, out
     host = SshHost("client2", "client2", config=str(net.ssh_config))
     try:
         offset, error = host.clock_offset()
