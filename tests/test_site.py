@@ -150,6 +150,14 @@ def test_program_text_stays_text(site):
     assert "innerHTML" not in script and "insertAdjacentHTML" not in script and "eval(" not in script
 
 
+def test_log_ticks_are_round_values_spanning_the_data():
+    from corobench.site.figures import log_ticks, tick_text
+
+    assert log_ticks(2.4, 870) == [2, 5, 10, 20, 50, 100, 200, 500, 1000]
+    assert log_ticks(0.3, 0.45) == [0.2, 0.5]
+    assert [tick_text(v) for v in (0.2, 5, 1000, 2_000_000)] == ["0.2", "5", "1,000", "2,000,000"]
+
+
 def test_figures_are_valid_plotly(every_scenario):
     import plotly.graph_objects as go
 
@@ -163,6 +171,17 @@ def test_figures_are_valid_plotly(every_scenario):
             for trace in fig["data"]:
                 assert set(trace["customdata"]) <= ids
                 assert all("runs" in t and "session" in t for t in trace["hovertext"])
+            x_axis = fig["layout"].get("xaxis", {})
+            if x_axis.get("type") == "log" and "tickvals" in x_axis:  # a sweep: a tick at each value run
+                xs = {x for t in fig["data"] for x in t["x"]}
+                assert set(x_axis["tickvals"]) == xs and "dtick" not in x_axis, fig["layout"]["title"]
+    tasks = site_data(every_scenario, "tasks")["figures"]["summary"]
+    memory = next(f for f in tasks if f["layout"]["yaxis"].get("type") == "log")
+    labels = memory["layout"]["yaxis"]["ticktext"]  # 1-2-5 in full, not "1000, 5, 2, 100, 5, 2"
+    assert "dtick" not in memory["layout"]["yaxis"] and "500" in labels and "1,000" in labels, labels
+    http = site_data(every_scenario, "http")["figures"]["summary"]
+    against = next(f for f in http if "against connections" in f["layout"]["title"]["text"])
+    assert against["layout"]["xaxis"]["ticktext"] == ["80", "420", "2,020"]  # not "100, 2, 5, 1000, 2"
 
 
 # --------------------------------------------------------------------------- in the browser

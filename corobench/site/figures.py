@@ -15,6 +15,8 @@ median, the runs' min–max and their number, the session and its date.
 
 from __future__ import annotations
 
+import math
+
 from dataclasses import replace
 
 import html
@@ -150,8 +152,11 @@ def _trace(kind: str, rows: list[Row], xs: list, index: int, metric: Metric, ser
     return trace
 
 
+MAX_NAMED_TICKS = 8  # a sweep over at most this many values has a tick at each value, and no other
+
+
 def _layout(title: str, subtitle: str, panels: list[str], x_title: str, metric: Metric, log_x: bool, log_y: bool,
-            x_type: str | None = None) -> dict:
+            x_type: str | None = None, x_values: list | None = None) -> dict:
     layout: dict[str, Any] = {**TEMPLATE_LAYOUT, "title": {"text": esc(title) + (
         f"<br><sup>{esc(subtitle)}</sup>" if subtitle else ""), "x": 0, "xanchor": "left"}}
     n = max(len(panels), 1)
@@ -169,7 +174,12 @@ def _layout(title: str, subtitle: str, panels: list[str], x_title: str, metric: 
                   "title": {"text": esc(x_title) if n == 1 else ""}, "anchor": f"y{suffix}"}
         if x_type or log_x:
             x_axis["type"] = x_type or "log"
-        if log_x:
+        if log_x and x_values and len(x_values) <= MAX_NAMED_TICKS:
+            # the values the runs were given (80, 420, 2020 connections), not decades with bare
+            # "2" and "5" between them that read as 2 and 5 connections
+            x_axis["tickvals"] = x_values
+            x_axis["ticktext"] = [f"{v:,}" for v in x_values]
+        elif log_x:
             x_axis["dtick"] = "D2"  # decades, and 2 and 5 between them
         layout[f"xaxis{suffix}"] = x_axis
         layout[f"yaxis{suffix}"] = {**y_axis, "anchor": f"x{suffix}"} if i == 0 else {
@@ -297,9 +307,48 @@ def _lines_figure(scenario: Scenario, view: View, rows: list[Row], index: int, m
                                  legend=name not in shown))
             shown.add(name)
     labels = [f"{view.panels}={v}" for v in panels] if view.panels else []
-    log_x = view.log_x and len({param_value(r, x_name) for r in rows}) > 1
-    return {"data": traces, "layout": _layout(title, f"{place} · median of the runs; bars: min–max",
-                                              labels, view.xlabel or x_name, metric, log_x, view.log_y)}
+    x_values = sorted({v for r in rows if isinstance(v := param_value(r, x_name), (int, float))})
+    log_x = view.log_x and len(x_values) > 1
+    layout = _layout(title, f"{place} · median of the runs; bars: min–max", labels, view.xlabel or x_name, metric,
+                     log_x, view.log_y, x_values=x_values)
+    if view.log_y:
+        _name_log_ticks(layout, traces, len(panels))
+    return {"data": traces, "layout": layout}
+
+
+def log_ticks(low: float, high: float) -> list[float]:
+    """1, 2 and 5 times the powers of ten from below `low` to above `high`: round values to label
+    in full on a log axis (plotly's "D2" labels the 2 and the 5 of each decade as bare digits)."""
+    ticks, decade = [], 10.0 ** math.floor(math.log10(low))
+    while decade <= high * 10:
+        ticks += [m * decade for m in (1, 2, 5)]
+        decade *= 10
+    below = [t for t in ticks if t <= low]
+    above = [t for t in ticks if t >= high]
+    return [t for t in ticks if (below[-1] if below else ticks[0]) <= t <= (above[0] if above else ticks[-1])]
+
+
+def tick_text(v: float) -> str:
+    return f"{v:,.0f}" if v >= 1 else f"{v:g}"
+
+
+def _name_log_ticks(layout: dict, traces: list[dict], panels: int) -> None:
+    """Every panel's log y axis gets the 1-2-5 values over the traces' range (bars included)."""
+    ys = []
+    for t in traces:
+        bars = t.get("error_y") or {}
+        for i, y in enumerate(t.get("y") or []):
+            if isinstance(y, (int, float)) and y > 0:
+                ys += [y, y + (bars.get("array") or [0] * (i + 1))[i]]
+                low = y - (bars.get("arrayminus") or [0] * (i + 1))[i]
+                ys += [low] if low > 0 else []
+    if not ys:
+        return
+    ticks = log_ticks(min(ys), max(ys))
+    for i in range(max(panels, 1)):
+        axis = layout[f"yaxis{'' if i == 0 else i + 1}"]
+        axis.pop("dtick", None)
+        axis.update(tickvals=ticks, ticktext=[tick_text(v) for v in ticks])
 
 
 def _bars_figure(scenario: Scenario, view: View, rows: list[Row], index: int, metric: Metric, series: Series,
