@@ -265,8 +265,8 @@ class FakeHost(Host):
 
 class FakeServer(FakeScript):
     """A protocol server (echo or http). Faults: never-ready, crash (dies when loaded), miscount
-    (counts one request too many), ignore-term, listen-later (listens on 0.0.0.0 once loaded),
-    busy (uses `cores` of CPU while loaded)."""
+    (counts one request too many), ignore-term, listen-later (reports a wildcard listener once
+    loaded, for the tests of the listen check: nothing is bound), busy (uses `cores` of CPU while loaded)."""
 
     def __init__(self, mode: str = "good", cores: float = 0.5, model: ServerModel | None = None):
         self.mode, self.cores, self.model = mode, cores, model
@@ -297,7 +297,7 @@ class FakeServer(FakeScript):
     def listening(self, p: FakeProgram) -> list[tuple[str, str, int]]:
         bound = [("tcp", p.arg("--host", "127.0.0.1"), 4242)]
         if self.mode == "listen-later" and p.host.world.state.get("load_active"):
-            bound.append(("tcp", "0.0.0.0", 5353))
+            bound.append(("tcp", "0.0.0.0", 5353))  # a scripted socket the listen check must reject
         return bound
 
     def term(self, p: FakeProgram) -> None:
