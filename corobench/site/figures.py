@@ -336,12 +336,11 @@ def _name_log_ticks(layout: dict, traces: list[dict], panels: int) -> None:
     """Every panel's log y axis gets the 1-2-5 values over the traces' range (bars included)."""
     ys = []
     for t in traces:
-        bars = t.get("error_y") or {}
-        for i, y in enumerate(t.get("y") or []):
+        medians, bars = t.get("y") or [], t.get("error_y") or {}
+        ups, downs = bars.get("array") or [0] * len(medians), bars.get("arrayminus") or [0] * len(medians)
+        for y, up, down in zip(medians, ups, downs):
             if isinstance(y, (int, float)) and y > 0:
-                ys += [y, y + (bars.get("array") or [0] * (i + 1))[i]]
-                low = y - (bars.get("arrayminus") or [0] * (i + 1))[i]
-                ys += [low] if low > 0 else []
+                ys += [y + up, y - down if y - down > 0 else y]
     if not ys:
         return
     ticks = log_ticks(min(ys), max(ys))
