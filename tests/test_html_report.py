@@ -32,6 +32,7 @@ sleep_ms = 0
 
 
 def fake(impls: Path, name: str, mode: str, extra: str = "") -> None:
+    """A fake implementation `fake-NAME` in `impls`: the good fake's manifest running fake.py MODE."""
     text = (FAKES / "good" / "manifest.toml").read_text()
     text = text.replace('id = "fake-good"', f'id = "fake-{name}"')
     text = text.replace('["python3", "../fake.py", "good"]', f'["python3", "{FAKES / "fake.py"}", "{mode}"]')

@@ -15,7 +15,7 @@ import pytest
 
 from conftest import FAKES, ROOT, corobench
 from test_bundle import lines_of, register_commands, write_lines
-from test_html_report import CHROMIUM, FLAGS, INJECTED, browser
+from test_html_report import CHROMIUM, FLAGS, INJECTED, browser, fake
 
 import scale
 
@@ -37,14 +37,6 @@ sleep_ms = 0
 XEON = {"cpu_model": "Intel(R) Xeon(R) Platinum 8375C CPU @ 2.90GHz", "cores": 8, "memory_bytes": 33_280_000_000,
         "hostname": "bench-b"}
 LATER = "2030-01-02T03:04:05+0000"
-
-
-def fake(impls: Path, name: str, mode: str, extra: str = "") -> None:
-    text = (FAKES / "good" / "manifest.toml").read_text()
-    text = text.replace('id = "fake-good"', f'id = "fake-{name}"')
-    text = text.replace('["python3", "../fake.py", "good"]', f'["python3", "{FAKES / "fake.py"}", "{mode}"]')
-    (impls / name).mkdir(parents=True)
-    (impls / name / "manifest.toml").write_text(text + extra)
 
 
 @pytest.fixture(scope="module")
