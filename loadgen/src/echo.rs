@@ -249,6 +249,7 @@ impl Exchange for EchoExchange {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::proto::feed;
 
     fn request(seq: u64, size: usize) -> Vec<u8> {
         let mut buf = vec![0; size];
@@ -303,21 +304,6 @@ mod tests {
             r.extend_from_slice(u.as_bytes());
         }
         r
-    }
-
-    /// Feed `data` in pieces of `piece` bytes through the exchange's buffers.
-    fn feed(ex: &mut EchoExchange, data: &[u8], piece: usize) -> Feed {
-        let mut off = 0;
-        loop {
-            let buf = ex.recv_buf();
-            let n = buf.len().min(piece).min(data.len() - off);
-            buf[..n].copy_from_slice(&data[off..off + n]);
-            off += n;
-            match ex.received(n) {
-                Feed::More if off < data.len() => continue,
-                other => return other,
-            }
-        }
     }
 
     const A: &str = "0f8fad5b-d9cb-469f-a165-70867728950e";

@@ -201,6 +201,7 @@ impl Exchange for HttpExchange {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::proto::feed;
 
     #[test]
     fn tokens() {
@@ -230,20 +231,6 @@ mod tests {
         assert_eq!(ex.request(), b"GET /ping/DF HTTP/1.1\r\nHost: 127.0.0.1:8080\r\n\r\n");
         ex.begin(1);
         assert_eq!(ex.request(), b"GET /ping/B HTTP/1.1\r\nHost: 127.0.0.1:8080\r\n\r\n");
-    }
-
-    fn feed(ex: &mut HttpExchange, data: &[u8], piece: usize) -> Feed {
-        let mut off = 0;
-        loop {
-            let buf = ex.recv_buf();
-            let n = buf.len().min(piece).min(data.len() - off);
-            buf[..n].copy_from_slice(&data[off..off + n]);
-            off += n;
-            match ex.received(n) {
-                Feed::More if off < data.len() => continue,
-                other => return other,
-            }
-        }
     }
 
     fn response(status: &str, length: usize, body: &str) -> Vec<u8> {

@@ -29,3 +29,20 @@ pub trait Exchange {
     /// What was wrong with the last reply (called once per thread at most: may allocate).
     fn describe(&self) -> String;
 }
+
+/// Feed `data` in pieces of `piece` bytes through an exchange's buffers, as reads would; the state
+/// after the last piece (or the first that completed the reply). For the scenarios' unit tests.
+#[cfg(test)]
+pub fn feed(ex: &mut impl Exchange, data: &[u8], piece: usize) -> Feed {
+    let mut off = 0;
+    loop {
+        let buf = ex.recv_buf();
+        let n = buf.len().min(piece).min(data.len() - off);
+        buf[..n].copy_from_slice(&data[off..off + n]);
+        off += n;
+        match ex.received(n) {
+            Feed::More if off < data.len() => continue,
+            other => return other,
+        }
+    }
+}
