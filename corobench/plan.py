@@ -57,6 +57,7 @@ def history(walls: list[tuple[str, str, str, int | None, int]]) -> dict[tuple, f
 
 def make_plan(jobs: list[Job], reps_default: int, known: dict[tuple, float]) -> Plan:
     plan = Plan([])
+    verified: set[tuple] = set()  # the runner verifies a program once per tiny size (Runner.verification_failure)
     for job in jobs:
         bench = job.benchmark
         scenario = get_scenario(bench.scenario)
@@ -65,6 +66,10 @@ def make_plan(jobs: list[Job], reps_default: int, known: dict[tuple, float]) -> 
                 plan.skipped.append((program.name, bench.scenario, job.unavailable[program.name]))
                 continue
             smoke = scenario.smoke_params(bench.params)
+            once = (program.name, bench.scenario, bench.threads, params_key(smoke))
+            if once in verified:
+                continue
+            verified.add(once)
             plan.runs.append(PlannedRun(program.name, bench.scenario, smoke, bench.threads, 0,
                                         known.get((program.name, bench.scenario, params_key(smoke), bench.threads),
                                                   VERIFY_S), False))

@@ -185,7 +185,8 @@ def test_dry_run_prints_the_plan_and_starts_nothing(results):
                      "--dry-run", results=results, impls=FAKES)
     assert proc.returncode == 0, proc.stderr
     out = " ".join(proc.stdout.split())
-    assert "2 benchmark(s), 2 program(s), 16 runs" in out and "estimate:" in out
+    # 2 x 2 x 3 measured, and one verification run per program: both sizes share the tiny one
+    assert "2 benchmark(s), 2 program(s), 14 runs (2 verification runs at a tiny size)" in out and "estimate:" in out
     assert "~1.50 s each (from its parameters)" in out  # a 500 ms sleep and start-up
     assert not (results / "corobench.sqlite").exists()
 

@@ -40,3 +40,21 @@ def test_verification_runs_do_not_scale_the_measured_ones():
     tracker = Tracker(Plan(runs))
     tracker.finished(row("chain", 0), 0.01)  # a tiny verification run, far under its 2 s guess
     assert abs(tracker.left_s() - 2.0) < 1e-9
+
+
+def test_the_plan_counts_each_verification_run_once_as_the_runner_makes_it(results, tmp_path):
+    """Two sizes of one scenario share their tiny verification size: the runner verifies once, and
+    the quick suite's progress read "run 892 of 906" at its end when the plan counted it twice."""
+    import re
+
+    from conftest import FAKES, corobench, db_rows
+
+    suite = tmp_path / "two-sizes.toml"
+    suite.write_text('name = "two-sizes"\nreps = 2\n[[benchmark]]\nscenario = "tasks"\ntasks = [2, 4]\n'
+                     'sleep_ms = 0\n')
+    proc = corobench("run", "--suite", str(suite), "--impl", "fake-good", results=results, impls=FAKES)
+    assert proc.returncode == 0, proc.stderr
+    progress = re.findall(r"\[run (\d+) of (\d+)\]", proc.stdout + proc.stderr)
+    stored = db_rows(results, "SELECT count(*) FROM runs")[0][0]
+    assert stored == 5  # one verification run, 2 sizes x 2 repetitions
+    assert progress[-1] == (str(stored), str(stored)), progress
