@@ -72,10 +72,17 @@ def read_toml(path: Path, what: str) -> dict:
         raise UsageError(f"{what} {path} is not valid TOML: {str(exc)[:200]}") from None
     except RecursionError:
         raise UsageError(f"{what} {path} nests arrays or tables deeper than a {what} can") from None
+    refuse_nul(data, f"{what} {path}")
+    return data
+
+
+def refuse_nul(data: dict, source: str) -> None:
+    """Exit 2 with one line when a TOML document has a NUL in a string (see nul_in)."""
+    from corobench.errors import UsageError
+
     where = nul_in(data)
     if where is not None:
-        raise UsageError(f"{what} {path}: {where} holds a NUL character, which no name, path or option can")
-    return data
+        raise UsageError(f"{source}: {where} holds a NUL character, which no name, path or option can")
 
 
 def nul_in(data) -> str | None:

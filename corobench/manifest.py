@@ -13,7 +13,7 @@ from pathlib import Path
 
 from corobench import validate
 from corobench.errors import UsageError
-from corobench.files import nul_in
+from corobench.files import refuse_nul
 
 ID_PATTERN = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 VARIANT_PATTERN = re.compile(r"^[a-z0-9][a-z0-9_-]*$")  # e.g. block_in_place, as the API is called
@@ -101,9 +101,7 @@ def parse_manifest(path: Path, known_scenarios: set[str]) -> Manifest:
         raise UsageError(f"{path}: not UTF-8 text (byte {exc.start})") from None
     except (OSError, tomllib.TOMLDecodeError) as exc:
         raise UsageError(f"{path}: not a readable TOML manifest: {exc}") from None
-    where = nul_in(data)
-    if where is not None:
-        raise UsageError(f"{path}: {where} holds a NUL character, which no name, path or argument can")
+    refuse_nul(data, str(path))
     unknown = set(data) - KNOWN_KEYS
     if unknown:
         raise UsageError(f"{path}: unknown key(s): {', '.join(sorted(unknown))}")

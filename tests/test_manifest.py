@@ -69,6 +69,7 @@ apt = ["libdemo-dev"]
      "'-o' is not a Debian package name"),
     (lambda t: t + '[variants]\ntasks = ["a"]\n', "does not list"),
     (lambda t: t + 'id2 = [\n', "not a readable TOML"),
+    (lambda t: t.replace('run = ["./bin/demo"]', 'run = ["./bin/demo\\u0000x"]'), "'run' holds a NUL character"),
 ])
 def test_bad_manifests(tmp_path, change, message):
     with pytest.raises(UsageError, match=message):
